@@ -1,0 +1,33 @@
+# sno-iso: `make demo` runs the main job on a bundled look-alike ISO, `make test` runs the
+# whole suite (installing the Debian packages it needs when run as root).
+GO      ?= go
+BIN     := bin/sno-iso
+DEMO    := out/demo
+FUZZTIME ?= 5s
+
+.PHONY: build deps test unit fuzz demo bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/sno-iso
+
+deps:
+	scripts/install-deps
+
+test: deps
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -timeout 40m ./...
+	scripts/fuzz $(FUZZTIME)
+
+fuzz:
+	scripts/fuzz 2m
+
+demo: deps build
+	scripts/demo
+
+bench: deps build
+	$(GO) run ./scripts/bench -sno-iso $(BIN)
+
+clean:
+	rm -rf bin out
