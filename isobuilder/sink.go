@@ -1,0 +1,317 @@
+package isobuilder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// copyChunkSize bounds both the copy buffer and each kernel copy, so memory stays independent
+// of the ISO size and cancellation and progress are checked at least this often.
+const copyChunkSize = 4 << 20
+
+// Progress is told how many bytes were written so far; nil means no reporting.
+type Progress func(written int64)
+
+// WriteOptions controls WriteFile and WriteStream.
+type WriteOptions struct {
+	Force    bool     // replace an existing destination
+	Progress Progress // called at least every 64 MiB and at the end
+}
+
+// WriteTo streams the composed bytes to w. When w and the base are both *os.File, unchanged
+// spans are moved by the kernel (copy_file_range to a regular file, sendfile to a pipe, socket
+// or device); otherwise, or where the kernel refuses, they are copied through a 4 MiB buffer.
+func (img *Image) WriteTo(w io.Writer) (int64, error) {
+	sw := newSequentialWriter(context.Background(), w, img.base, nil, true)
+	err := sw.writeImage(img)
+	return sw.written, err
+}
+
+// WriteFile writes img to dest atomically: a temporary ".sno-iso-*" file in dest's directory
+// receives the bytes and is synced, then renamed into place. Without opts.Force an existing
+// dest is refused (the error wraps fs.ErrExist), also when it appears during the write. A dest
+// that is the base file itself is refused: that is what WriteInPlace is for. On any error or
+// cancellation of ctx the temporary file is removed and dest is untouched.
+func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) (err error) {
+	if err := checkDestination(img, dest, opts.Force); err != nil {
+		return err
+	}
+	tmp, err := createTemp(filepath.Dir(dest))
+	if err != nil {
+		return fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := newSequentialWriter(ctx, tmp, img.base, opts.Progress, true).writeImage(img); err != nil {
+		return fmt.Errorf("writing %s: %w", dest, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: syncing %s: %w", dest, tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: closing %s: %w", dest, tmp.Name(), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("writing %s: %w", dest, err)
+	}
+	if opts.Force {
+		err = os.Rename(tmp.Name(), dest)
+	} else {
+		err = renameNoReplace(tmp.Name(), dest)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return existsError(dest)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", dest, err)
+	}
+	syncDir(filepath.Dir(dest))
+	return nil
+}
+
+// checkDestination refuses, before any byte is written, a dest that is the base file, an
+// existing dest without force, and a dest that a rename would not replace sensibly.
+func checkDestination(img *Image, dest string, force bool) error {
+	if baseInfo, ok := img.baseInfo(); ok {
+		if destInfo, err := os.Stat(dest); err == nil && os.SameFile(baseInfo, destInfo) {
+			return fmt.Errorf("writing %s: it is the input ISO itself; to modify the input, edit it in place instead of writing an output", dest)
+		}
+	}
+	info, err := os.Lstat(dest)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("writing %s: %w", dest, err)
+	case !force:
+		return existsError(dest)
+	case info.IsDir():
+		return fmt.Errorf("writing %s: it is a directory; name the output file", dest)
+	case !info.Mode().IsRegular() && info.Mode()&fs.ModeSymlink == 0:
+		return fmt.Errorf("writing %s: it is not a regular file (%v); write to a device as a stream instead", dest, info.Mode().Type())
+	}
+	return nil
+}
+
+func existsError(dest string) error {
+	return fmt.Errorf("writing %s: %w; use --force to replace it", dest, fs.ErrExist)
+}
+
+// createTemp creates a new hidden file in dir. Unlike os.CreateTemp it asks for mode 0666, so
+// the output gets the permissions the umask gives any new file rather than 0600.
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, ".sno-iso-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
+}
+
+// linkThenUnlink moves oldpath to newpath without replacing an existing newpath: creating a
+// link fails if newpath exists.
+func linkThenUnlink(oldpath, newpath string) error {
+	if err := os.Link(oldpath, newpath); err != nil {
+		return err
+	}
+	return os.Remove(oldpath)
+}
+
+// syncDir makes a rename in dir durable. Errors are ignored: the data itself is already synced
+// and some filesystems cannot sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// WriteInPlace writes only the patches into the file at path, then syncs it. The file must be
+// the base the image was built on: the same size and, when the base is a file, the same file.
+func WriteInPlace(ctx context.Context, img *Image, path string) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("editing in place: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("editing %s in place: %w", path, cerr)
+		}
+	}()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("editing %s in place: %w", path, err)
+	}
+	if info.Size() != img.size {
+		return fmt.Errorf("editing %s in place: the file is %d bytes but the image is %d bytes; in-place editing needs the input ISO itself",
+			path, info.Size(), img.size)
+	}
+	if baseInfo, ok := img.baseInfo(); ok && !os.SameFile(info, baseInfo) {
+		return fmt.Errorf("editing %s in place: it is not the file the image was read from", path)
+	}
+	for _, p := range img.patches {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("editing %s in place: %w", path, err)
+		}
+		if _, err := f.WriteAt(p.Data, p.Offset); err != nil {
+			return fmt.Errorf("editing %s in place: writing %d bytes at offset %d: %w", path, len(p.Data), p.Offset, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("editing %s in place: %w", path, err)
+	}
+	return nil
+}
+
+// WriteStream writes the composed bytes to w (stdout, a pipe, a USB device), checking ctx
+// between chunks. When w is a regular file or a block device it is synced at the end, so a
+// USB stick holds the image once WriteStream returns.
+func WriteStream(ctx context.Context, img *Image, w io.Writer, opts WriteOptions) error {
+	if err := newSequentialWriter(ctx, w, img.base, opts.Progress, true).writeImage(img); err != nil {
+		return fmt.Errorf("writing image stream: %w", err)
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("writing image stream to %s: %w", f.Name(), err)
+	}
+	blockDevice := info.Mode()&fs.ModeDevice != 0 && info.Mode()&fs.ModeCharDevice == 0
+	if info.Mode().IsRegular() || blockDevice {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("writing image stream to %s: %w", f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// baseInfo identifies the base file, when the base is one, for the same-file checks.
+func (img *Image) baseInfo() (fs.FileInfo, bool) {
+	statter, ok := img.base.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return nil, false
+	}
+	info, err := statter.Stat()
+	return info, err == nil
+}
+
+// sequentialWriter writes an image from start to end to dst, the engine behind every sink that
+// produces the whole image.
+type sequentialWriter struct {
+	ctx      context.Context
+	dst      io.Writer
+	base     io.ReaderAt
+	progress Progress
+	kernel   *kernelCopier // nil when the kernel cannot copy from base to dst
+	buf      []byte        // allocated on the first buffered copy
+	written  int64
+	reported int64
+	// kernelWritten counts the bytes the kernel moved; tests check the fast path ran.
+	kernelWritten int64
+}
+
+func newSequentialWriter(ctx context.Context, dst io.Writer, base io.ReaderAt, progress Progress, useKernel bool) *sequentialWriter {
+	sw := &sequentialWriter{ctx: ctx, dst: dst, base: base, progress: progress, reported: -1}
+	if useKernel {
+		sw.kernel = newKernelCopier(dst, base)
+	}
+	return sw
+}
+
+func (sw *sequentialWriter) writeImage(img *Image) error {
+	var pos int64
+	for _, p := range img.patches {
+		if err := sw.copyBase(pos, p.Offset-pos); err != nil {
+			return err
+		}
+		if err := sw.ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := sw.dst.Write(p.Data); err != nil {
+			return fmt.Errorf("writing %d bytes at offset %d: %w", len(p.Data), p.Offset, err)
+		}
+		sw.advance(int64(len(p.Data)))
+		pos = p.end()
+	}
+	if err := sw.copyBase(pos, img.size-pos); err != nil {
+		return err
+	}
+	sw.report()
+	return nil
+}
+
+// copyBase copies n unchanged bytes of the base at off to dst.
+func (sw *sequentialWriter) copyBase(off, n int64) error {
+	for n > 0 {
+		if err := sw.ctx.Err(); err != nil {
+			return err
+		}
+		chunk := min(n, copyChunkSize)
+		copied, err := sw.copyChunk(off, chunk)
+		sw.advance(copied)
+		off += copied
+		n -= copied
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyChunk copies up to n bytes at off, by the kernel when it can, and reports how many.
+func (sw *sequentialWriter) copyChunk(off, n int64) (int64, error) {
+	if sw.kernel != nil {
+		copied, err := sw.kernel.copy(off, n)
+		if !errors.Is(err, errNoKernelCopy) {
+			sw.kernelWritten += copied
+			if err != nil {
+				return copied, fmt.Errorf("copying the input at offset %d: %w", off+copied, err)
+			}
+			return copied, nil
+		}
+		sw.kernel = nil
+	}
+	if sw.buf == nil {
+		sw.buf = make([]byte, copyChunkSize)
+	}
+	buf := sw.buf[:n]
+	got, err := sw.base.ReadAt(buf, off)
+	if got < len(buf) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, fmt.Errorf("reading the input at offset %d: %w", off+int64(got), err)
+	}
+	written, err := sw.dst.Write(buf)
+	if err != nil {
+		return int64(written), fmt.Errorf("writing %d bytes at offset %d: %w", n, off, err)
+	}
+	return n, nil
+}
+
+func (sw *sequentialWriter) advance(n int64) {
+	sw.written += n
+	sw.report()
+}
+
+func (sw *sequentialWriter) report() {
+	if sw.progress != nil && sw.written != sw.reported {
+		sw.progress(sw.written)
+		sw.reported = sw.written
+	}
+}
