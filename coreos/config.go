@@ -1,0 +1,295 @@
+package coreos
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxConfigFileSize bounds sno.yaml and install-config.yaml, which are a few KiB (an
+// install-config with a large trust bundle stays well under a MiB).
+const maxConfigFileSize = 4 << 20
+
+// Config is a parsed sno.yaml.
+type Config struct {
+	// Path is the file as the user named it, for messages.
+	Path string
+	// Dir is the absolute directory of the file: paths written in the file are relative
+	// to it (see ResolvePath), whatever the working directory.
+	Dir string
+	// Installation is the coreOSInstallation (or bootstrapInPlace) section.
+	Installation Installation
+}
+
+// ResolvePath returns a path written in the file as a path usable from anywhere:
+// absolute paths as they are, relative ones joined to the file's directory.
+func (c *Config) ResolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(c.Dir, p)
+}
+
+// sno.yaml keys. The installation section has the sno-iso name and the install-config one.
+const (
+	installationKey      = "coreOSInstallation"
+	installConfigSection = "bootstrapInPlace"
+)
+
+var (
+	topLevelKeys = []string{installationKey, installConfigSection}
+	// plannedKeys are reserved for features of later releases: rejected, but with a
+	// message that says so rather than "unknown".
+	plannedKeys      = []string{"liveKargs", "network", "output", "customizations"}
+	installationKeys = []string{"installationDisk", "copyNetwork", "appendKargs", "deleteKargs", "wipeDisk", "rebootDelay"}
+)
+
+// LoadConfig reads an sno.yaml file.
+func LoadConfig(path string) (*Config, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(path, data)
+}
+
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > maxConfigFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file", path, maxConfigFileSize)
+	}
+	return data, nil
+}
+
+// ParseConfig parses the contents of an sno.yaml; name is the file's path, used for
+// messages and to resolve relative paths. Unknown or repeated keys are errors that give
+// the key's line.
+func ParseConfig(name string, data []byte) (*Config, error) {
+	dir, err := filepath.Abs(filepath.Dir(name))
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{Path: name, Dir: dir}
+	p := configParser{name: name}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s is empty: it needs a %s section with installationDisk", name, installationKey)
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, p.errorf(&extra, "a second YAML document: sno.yaml holds one")
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s is empty: it needs a %s section with installationDisk", name, installationKey)
+	}
+	top := doc.Content[0]
+	if err := p.walkMapping(top, "", topLevelKeys, func(key string, value *yaml.Node) error {
+		if p.sectionSeen {
+			return p.errorf(value, "both %s and %s are set: keep one", installationKey, installConfigSection)
+		}
+		p.sectionSeen = true
+		return p.installation(value, key, &cfg.Installation)
+	}); err != nil {
+		return nil, err
+	}
+	if !p.sectionSeen {
+		return nil, fmt.Errorf("%s: no %s section (or %s, its install-config name)", name, installationKey, installConfigSection)
+	}
+	return cfg, nil
+}
+
+type configParser struct {
+	name        string
+	sectionSeen bool
+}
+
+func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
+	return fmt.Errorf("%s:%d:%d: %s", p.name, n.Line, n.Column, fmt.Sprintf(format, args...))
+}
+
+// walkMapping calls set for each key of a mapping, in order, after checking that the key
+// is known and not repeated. where names the enclosing section for messages.
+func (p *configParser) walkMapping(n *yaml.Node, where string, known []string, set func(key string, value *yaml.Node) error) error {
+	if n.Kind == yaml.AliasNode {
+		return p.errorf(n, "YAML aliases are not supported here")
+	}
+	if n.Kind != yaml.MappingNode {
+		if where == "" {
+			return p.errorf(n, "expected a mapping of settings such as %s:", installationKey)
+		}
+		return p.errorf(n, "%s must be a mapping of settings", where)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		name := key.Value
+		in := ""
+		if where != "" {
+			in = " in " + where
+		}
+		switch {
+		case key.Kind != yaml.ScalarNode:
+			return p.errorf(key, "a key%s is not a plain name", in)
+		case seen[name]:
+			return p.errorf(key, "key %q is repeated%s", name, in)
+		case contains(known, name):
+		case where == "" && contains(plannedKeys, name):
+			return p.errorf(key, "key %q is not supported by this version of sno-iso", name)
+		default:
+			msg := fmt.Sprintf("unknown key %q%s", name, in)
+			if s := suggestKey(name, known); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return p.errorf(key, "%s", msg)
+		}
+		seen[name] = true
+		if value.Kind == yaml.AliasNode {
+			return p.errorf(value, "YAML aliases are not supported here")
+		}
+		if err := set(name, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *configParser) installation(n *yaml.Node, section string, inst *Installation) error {
+	return p.walkMapping(n, section, installationKeys, func(key string, v *yaml.Node) error {
+		if v.Tag == "!!null" {
+			return nil
+		}
+		var err error
+		switch key {
+		case "installationDisk":
+			if inst.Disk, err = p.str(v, key); err == nil {
+				if _, diskErr := ValidateDisk(inst.Disk); diskErr != nil {
+					err = p.errorf(v, "%s: %v", key, diskErr)
+				}
+			}
+		case "copyNetwork":
+			inst.CopyNetwork, err = p.boolean(v, key)
+		case "wipeDisk":
+			inst.WipeDisk, err = p.boolean(v, key)
+		case "appendKargs":
+			inst.AppendKargs, err = p.kargs(v, key)
+		case "deleteKargs":
+			inst.DeleteKargs, err = p.kargs(v, key)
+		case "rebootDelay":
+			var delay time.Duration
+			if delay, err = p.duration(v, key); err == nil {
+				inst.RebootDelay = &delay
+			}
+		}
+		return err
+	})
+}
+
+func (p *configParser) str(n *yaml.Node, key string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return "", p.errorf(n, "%s must be a string", key)
+	}
+	return n.Value, nil
+}
+
+func (p *configParser) boolean(n *yaml.Node, key string) (bool, error) {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&b) != nil {
+		return false, p.errorf(n, "%s must be true or false, not %q", key, n.Value)
+	}
+	return b, nil
+}
+
+func (p *configParser) kargs(n *yaml.Node, key string) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errorf(n, "%s must be a list of kernel arguments, one per entry", key)
+	}
+	kargs := []string{}
+	for i, item := range n.Content {
+		if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+			return nil, p.errorf(item, "%s[%d] must be a kernel argument", key, i)
+		}
+		if err := validateKarg(item.Value); err != nil {
+			return nil, p.errorf(item, "%s[%d] %q: %v", key, i, item.Value, err)
+		}
+		kargs = append(kargs, item.Value)
+	}
+	return kargs, nil
+}
+
+func (p *configParser) duration(n *yaml.Node, key string) (time.Duration, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, p.errorf(n, "%s must be a duration such as 1m", key)
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return 0, p.errorf(n, "%s %q is not a duration: write a number with a unit, such as 1m or 5m", key, n.Value)
+	}
+	if err := validateRebootDelay(d); err != nil {
+		return 0, p.errorf(n, "%v", err)
+	}
+	return d, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggestKey returns the known key closest to a misspelt one: the same up to case, or at
+// most two edits away.
+func suggestKey(name string, known []string) string {
+	best, bestDistance := "", 3
+	for _, k := range known {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDistance {
+			best, bestDistance = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,168 @@
+package coreos
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadConfig(t *testing.T) {
+	path := writeFile(t, filepath.Join(t.TempDir(), "sno.yaml"), `# sno-iso settings
+coreOSInstallation:
+  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3
+  copyNetwork: true
+  appendKargs:
+    - console=ttyS0,115200n8
+    - rd.neednet=1
+  deleteKargs: [nomodeset]
+  wipeDisk: true
+  rebootDelay: 3m
+`)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Installation{
+		Disk: "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", CopyNetwork: true,
+		AppendKargs: []string{"console=ttyS0,115200n8", "rd.neednet=1"}, DeleteKargs: []string{"nomodeset"},
+		WipeDisk: true, RebootDelay: ptr(3 * time.Minute),
+	}
+	if !reflect.DeepEqual(cfg.Installation, want) {
+		t.Errorf("got %+v\nwant %+v", cfg.Installation, want)
+	}
+}
+
+func TestLoadConfigInstallConfigName(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := LoadConfig(writeFile(t, filepath.Join(dir, "sno.yaml"), "bootstrapInPlace:\n  installationDisk: /dev/disk/by-path/pci-0000:00:1f.2-ata-1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Installation.Disk != "/dev/disk/by-path/pci-0000:00:1f.2-ata-1" || cfg.Installation.EffectiveRebootDelay() != time.Minute {
+		t.Errorf("got %+v", cfg.Installation)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, content, want string
+	}{
+		{"misspelt key", "coreOSInstallation:\n  installationDisk: /dev/sda\n  instalationDisk: /dev/sdb\n",
+			`sno.yaml:3:3: unknown key "instalationDisk" in coreOSInstallation (did you mean "installationDisk"?)`},
+		{"wrong case", "coreOSInstallation:\n  InstallationDisk: /dev/sda\n", `sno.yaml:2:3: unknown key "InstallationDisk" in coreOSInstallation (did you mean "installationDisk"?)`},
+		{"unknown top-level key", "coreOSInstallation:\n  installationDisk: /dev/sda\nfoo: 1\n", `sno.yaml:3:1: unknown key "foo"`},
+		{"planned key", "coreOSInstallation:\n  installationDisk: /dev/sda\nnetwork: {}\n", `sno.yaml:3:1: key "network" is not supported by this version`},
+		{"repeated key", "coreOSInstallation:\n  wipeDisk: true\n  wipeDisk: false\n", `sno.yaml:3:3: key "wipeDisk" is repeated`},
+		{"both sections", "coreOSInstallation:\n  installationDisk: /dev/sda\nbootstrapInPlace:\n  installationDisk: /dev/sda\n", "both coreOSInstallation and bootstrapInPlace"},
+		{"no section", "# nothing yet\n", "is empty"},
+		{"relative disk", "coreOSInstallation:\n  installationDisk: sda\n", "sno.yaml:2:21: installationDisk: installation disk \"sda\" is not an absolute path"},
+		{"disk with a quote", "coreOSInstallation:\n  installationDisk: \"/dev/sd'a\"\n", `character '\''`},
+		{"disk with a newline", "coreOSInstallation:\n  installationDisk: \"/dev/sda\\nreboot\"\n", `character '\n'`},
+		{"not a bool", "coreOSInstallation:\n  copyNetwork: yes\n", `sno.yaml:2:16: copyNetwork must be true or false, not "yes"`},
+		{"kargs not a list", "coreOSInstallation:\n  appendKargs: ip=dhcp\n", "appendKargs must be a list"},
+		{"karg with spaces", "coreOSInstallation:\n  appendKargs: [\"ip=dhcp rd.neednet=1\"]\n", "one kernel argument per entry"},
+		{"delay without unit", "coreOSInstallation:\n  rebootDelay: 5\n", "write a number with a unit"},
+		{"delay in seconds", "coreOSInstallation:\n  rebootDelay: 90s\n", "whole number of minutes"},
+		{"not a mapping", "- /dev/sda\n", "expected a mapping"},
+		{"alias", "d: &d /dev/sda\n", `unknown key "d"`},
+		{"two documents", "coreOSInstallation:\n  installationDisk: /dev/sda\n---\nfoo: 1\n", "a second YAML document"},
+		{"bad YAML", "coreOSInstallation:\n\tinstallationDisk: /dev/sda\n", "sno.yaml"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, filepath.Join(t.TempDir(), "sno.yaml"), c.content)
+			_, err := LoadConfig(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestConfigPathsAreRelativeToTheFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "site", "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\n")
+	t.Chdir(dir)
+	cfg, err := LoadConfig(filepath.Join("site", "sno.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // a later working directory must not matter
+	site := mustEvalSymlinks(t, filepath.Join(dir, "site"))
+	if !filepath.IsAbs(cfg.Dir) || mustEvalSymlinks(t, cfg.Dir) != site {
+		t.Errorf("Dir %s, want %s", cfg.Dir, site)
+	}
+	if got := cfg.ResolvePath("keys/eth0.nmconnection"); got != filepath.Join(cfg.Dir, "keys", "eth0.nmconnection") {
+		t.Errorf("relative path resolved to %s", got)
+	}
+	if got := cfg.ResolvePath("/etc/sno/eth0.nmconnection"); got != "/etc/sno/eth0.nmconnection" {
+		t.Errorf("absolute path resolved to %s", got)
+	}
+}
+
+func mustEvalSymlinks(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestFlagsOverrideFile(t *testing.T) {
+	file := Installation{Disk: "/dev/disk/by-id/a", CopyNetwork: true, AppendKargs: []string{"a=1"}, DeleteKargs: []string{"b"}, WipeDisk: true}
+	if got := (InstallationFlags{}).Override(file); !reflect.DeepEqual(got, file) {
+		t.Errorf("no flags changed the file's settings: %+v", got)
+	}
+	got := InstallationFlags{
+		Disk: "/dev/disk/by-id/b", CopyNetwork: ptr(false), AppendKargs: []string{}, WipeDisk: ptr(false), RebootDelay: ptr(0 * time.Minute),
+	}.Override(file)
+	want := Installation{Disk: "/dev/disk/by-id/b", AppendKargs: []string{}, DeleteKargs: []string{"b"}, RebootDelay: ptr(time.Duration(0))}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestParseInstallConfig(t *testing.T) {
+	for _, c := range []struct {
+		name, content, want, wantErr string
+	}{
+		{"canonical", "apiVersion: v1\nbaseDomain: example.com\nbootstrapInPlace:\n  installationDisk: /dev/disk/by-id/wwn-1\npullSecret: '{}'\n", "/dev/disk/by-id/wwn-1", ""},
+		{"blog spelling", "BootstrapInPlace:\n  InstallationDisk: /dev/disk/by-id/wwn-2\n", "/dev/disk/by-id/wwn-2", ""},
+		{"lower case", "bootstrapinplace:\n  installationdisk: /dev/sdb\n", "/dev/sdb", ""},
+		{"numeric keys elsewhere", "1: x\nbootstrapInPlace:\n  installationDisk: /dev/sdc\n", "/dev/sdc", ""},
+		{"missing section", "apiVersion: v1\ncontrolPlane:\n  replicas: 1\n", "", "has no bootstrapInPlace section"},
+		{"null section", "bootstrapInPlace:\n", "", "has no bootstrapInPlace section"},
+		{"no disk", "bootstrapInPlace: {}\n", "", "bootstrapInPlace.installationDisk is not set"},
+		{"relative disk", "bootstrapInPlace:\n  installationDisk: sda\n", "", "not an absolute path"},
+		{"wrong type", "bootstrapInPlace: /dev/sda\n", "", "not an install-config"},
+		{"not YAML", "bootstrapInPlace: [\n", "", "install-config.yaml"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, filepath.Join(t.TempDir(), "install-config.yaml"), c.content)
+			inst, err := LoadInstallConfig(path)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Errorf("error %v, want one containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || inst.Disk != c.want {
+				t.Errorf("disk %q, error %v; want %q", inst.Disk, err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package coreos
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The install-to-disk contract of openshift-install's bootstrap-in-place Ignition. The
+// paths and marker files are the installer's: the assisted installer and users' debugging
+// habits rely on them.
+const (
+	InstallToDiskUnitName   = "install-to-disk.service"
+	InstallToDiskScriptPath = "/usr/local/bin/install-to-disk.sh"
+	BootkubeUnitName        = "bootkube.service"
+
+	// MasterIgnitionPath is written by bootstrap-in-place.sh once bootkube has rendered
+	// the control plane; coreos-installer installs the disk with it.
+	MasterIgnitionPath = "/opt/openshift/master.ign"
+
+	bootkubeDoneMarker        = "/opt/openshift/.bootkube.done"
+	coreosInstallerDoneMarker = "/opt/openshift/coreos-installer.done"
+	installToDiskDoneMarker   = "/opt/openshift/.install-to-disk.done"
+
+	installToDiskScriptMode = 0o555
+)
+
+// RenderInstallToDiskUnit returns install-to-disk.service. It is the installer's unit plus
+// an [Install] section, without which enabling it through Ignition does nothing.
+func RenderInstallToDiskUnit() string {
+	return `[Unit]
+Description=Install to disk
+Requires=bootkube.service
+Wants=bootkube.service
+After=bootkube.service
+ConditionPathExists=!` + installToDiskDoneMarker + `
+
+[Service]
+WorkingDirectory=/opt/openshift
+ExecStart=` + InstallToDiskScriptPath + `
+Restart=on-failure
+RestartSec=5s
+
+[Install]
+WantedBy=multi-user.target
+`
+}
+
+// RenderInstallToDiskScript returns install-to-disk.sh for a validated installation. Like
+// the installer's script it waits for bootkube to finish, runs coreos-installer once
+// (a marker file makes a restarted unit skip it) and schedules the reboot.
+func RenderInstallToDiskScript(inst Installation) string {
+	disk := shellQuote(inst.Disk)
+	var b strings.Builder
+	b.WriteString(`#!/bin/bash
+# install-to-disk.sh, written by sno-iso: once bootkube has finished on the live system,
+# install this node to the target disk with the rendered master Ignition and reboot.
+set -euo pipefail
+`)
+	if inst.WipeDisk {
+		b.WriteString(wipeFunction)
+	}
+	fmt.Fprintf(&b, `
+echo "Waiting for %[1]s"
+until [ -f %[1]s ]; do
+	sleep 5
+done
+
+if [ ! -f %[2]s ]; then
+`, bootkubeDoneMarker, coreosInstallerDoneMarker)
+	if inst.WipeDisk {
+		fmt.Fprintf(&b, "\trelease_and_wipe %s\n", disk)
+	}
+	fmt.Fprintf(&b, `	echo "Installing to %s"
+	%s
+	touch %s
+fi
+
+`, inst.Disk, installerCommand(inst), coreosInstallerDoneMarker)
+	minutes := int(inst.EffectiveRebootDelay() / time.Minute)
+	fmt.Fprintf(&b, `echo "Going to reboot in %d minute(s)"
+shutdown -r +%d "Bootstrap completed, server is going to reboot."
+touch %s
+echo "Done"
+`, minutes, minutes, installToDiskDoneMarker)
+	return b.String()
+}
+
+// installerCommand is the coreos-installer command line, every user value shell-quoted.
+func installerCommand(inst Installation) string {
+	cmd := []string{"coreos-installer", "install", "-i", MasterIgnitionPath}
+	if inst.CopyNetwork {
+		cmd = append(cmd, "--copy-network")
+	}
+	for _, karg := range inst.AppendKargs {
+		cmd = append(cmd, "--append-karg", shellQuote(karg))
+	}
+	for _, karg := range inst.DeleteKargs {
+		cmd = append(cmd, "--delete-karg", shellQuote(karg))
+	}
+	return strings.Join(append(cmd, shellQuote(inst.Disk)), " ")
+}
+
+// wipeFunction frees the target disk of what a previous OS left on it. Holders are
+// released topmost first (lsblk lists a stacked device after its parent), but only the
+// target disk and its own partitions are wiped: an md mirror or an LVM volume group that
+// spans other disks is stopped or deactivated, never written on those disks.
+const wipeFunction = `
+# release_and_wipe DISK: stop md arrays and remove device-mapper devices (LVM, crypt,
+# multipath) built on DISK, then wipe the signatures of DISK and its partitions, so that
+# coreos-installer does not fail with "found busy partitions".
+release_and_wipe() {
+	local target
+	target=$(readlink -f "$1")
+	echo "Releasing the holders of ${target} and wiping its signatures"
+	lsblk --noheadings --raw --paths --output NAME,TYPE "${target}" | tac | awk '!seen[$1]++' |
+		while read -r name type; do
+			case "${type}" in
+			raid* | md) mdadm --stop "${name}" || echo "Could not stop ${name}" ;;
+			lvm | crypt | dm | mpath) dmsetup remove --retry "${name}" || echo "Could not remove ${name}" ;;
+			esac
+		done
+	lsblk --noheadings --raw --paths --output NAME,TYPE,PKNAME "${target}" |
+		awk -v disk="${target}" '$2 == "part" && $3 == disk { print $1 }' |
+		while read -r part; do
+			wipefs --all "${part}"
+		done
+	wipefs --all "${target}"
+	udevadm settle
+}
+`

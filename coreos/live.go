@@ -1,0 +1,54 @@
+package coreos
+
+import (
+	"errors"
+	"fmt"
+)
+
+// LiveIgnitionOptions are the inputs of PrepareLiveIgnition besides the config itself.
+type LiveIgnitionOptions struct {
+	Installation Installation
+	// AllowAnyIgnition lets a config that is not bootstrap-in-place through, validated
+	// and unchanged, without install-to-disk.
+	AllowAnyIgnition bool
+}
+
+// PrepareLiveIgnition turns the bootstrap-in-place Ignition from openshift-install into the
+// live config to embed: validated, with install-to-disk set from the installation, in the
+// input's spec version. Warnings cover both the config and the installation settings.
+func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warning, error) {
+	ig, warnings, err := ParseIgnition(raw)
+	if err != nil {
+		return nil, warnings, err
+	}
+	if !ig.IsBootstrapInPlace() {
+		if !opts.AllowAnyIgnition {
+			return nil, warnings, fmt.Errorf("%w, or pass --allow-any-ignition to embed this config unchanged", errNotBootstrapInPlace)
+		}
+		if opts.Installation.Disk != "" {
+			warnings = append(warnings, Warning{Path: "installationDisk",
+				Message: "ignored: the config is not bootstrap-in-place, so no install-to-disk is added"})
+		}
+		return raw, warnings, nil
+	}
+	diskWarnings, err := opts.Installation.Validate()
+	if err != nil {
+		if opts.Installation.Disk == "" {
+			if info, inspectErr := InspectIgnition(raw); inspectErr == nil && info.Installation.Disk != "" {
+				err = fmt.Errorf("%w (the input's install-to-disk.sh targets %s: set it explicitly to keep it)", err, info.Installation.Disk)
+			}
+		}
+		return nil, warnings, err
+	}
+	for _, w := range diskWarnings {
+		warnings = append(warnings, Warning{Path: "installationDisk", Message: w})
+	}
+	if err := ig.SetInstallToDisk(opts.Installation); err != nil {
+		return nil, warnings, err
+	}
+	out, err := ig.Marshal()
+	if err != nil {
+		return nil, warnings, errors.Join(errors.New("writing the live Ignition config"), err)
+	}
+	return out, warnings, nil
+}

@@ -1,0 +1,135 @@
+package coreos
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
+
+func minutes(n int) *time.Duration {
+	d := time.Duration(n) * time.Minute
+	return &d
+}
+
+// renderCases are installations whose unit and script are kept as golden files.
+var renderCases = []struct {
+	name string
+	inst Installation
+}{
+	{"installer-defaults", Installation{Disk: "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"}},
+	{"all-options", Installation{
+		Disk:        "/dev/disk/by-path/pci-0000:00:17.0-ata-1",
+		CopyNetwork: true,
+		AppendKargs: []string{"console=ttyS0,115200n8", `quoted="a b"`, "it's"},
+		DeleteKargs: []string{"nomodeset"},
+		WipeDisk:    true,
+		RebootDelay: minutes(5),
+	}},
+	{"reboot-now", Installation{Disk: "/dev/vda", RebootDelay: minutes(0)}},
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./coreos -run Golden -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+func TestInstallToDiskUnitGolden(t *testing.T) {
+	unit := RenderInstallToDiskUnit()
+	checkGolden(t, "install-to-disk.service", unit)
+	for _, line := range []string{
+		"Requires=bootkube.service", "Wants=bootkube.service", "After=bootkube.service",
+		"ConditionPathExists=!/opt/openshift/.install-to-disk.done", "WorkingDirectory=/opt/openshift",
+		"ExecStart=/usr/local/bin/install-to-disk.sh", "Restart=on-failure", "RestartSec=5s",
+		"[Install]", "WantedBy=multi-user.target",
+	} {
+		if !strings.Contains(unit, line+"\n") {
+			t.Errorf("unit lacks %q", line)
+		}
+	}
+}
+
+func TestInstallToDiskScriptGolden(t *testing.T) {
+	for _, c := range renderCases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := c.inst.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, "install-to-disk-"+c.name+".sh", RenderInstallToDiskScript(c.inst))
+		})
+	}
+}
+
+func TestInstallToDiskScriptCommands(t *testing.T) {
+	script := RenderInstallToDiskScript(renderCases[1].inst)
+	for _, want := range []string{
+		"until [ -f /opt/openshift/.bootkube.done ]; do",
+		"coreos-installer install -i /opt/openshift/master.ign --copy-network --append-karg 'console=ttyS0,115200n8' " +
+			`--append-karg 'quoted="a b"' --append-karg 'it'\''s' --delete-karg 'nomodeset' '/dev/disk/by-path/pci-0000:00:17.0-ata-1'`,
+		"release_and_wipe '/dev/disk/by-path/pci-0000:00:17.0-ata-1'",
+		"touch /opt/openshift/coreos-installer.done",
+		`shutdown -r +5 "Bootstrap completed, server is going to reboot."`,
+		"touch /opt/openshift/.install-to-disk.done",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+	// The wipe must come after waiting for bootkube and before coreos-installer, and
+	// both must be skipped once coreos-installer has succeeded.
+	wait := strings.Index(script, "until [ -f /opt/openshift/.bootkube.done ]")
+	guard := strings.Index(script, "if [ ! -f /opt/openshift/coreos-installer.done ]")
+	wipe := strings.Index(script, "\trelease_and_wipe ")
+	install := strings.Index(script, "\tcoreos-installer install")
+	if !(wait < guard && guard < wipe && wipe < install) {
+		t.Errorf("steps out of order: wait %d, guard %d, wipe %d, install %d", wait, guard, wipe, install)
+	}
+	if plain := RenderInstallToDiskScript(renderCases[0].inst); strings.Contains(plain, "wipefs") {
+		t.Error("a script without wipeDisk wipes the disk")
+	}
+}
+
+// TestInstallToDiskScriptSyntax runs sh -n (and shellcheck when installed) on every
+// rendered script.
+func TestInstallToDiskScriptSyntax(t *testing.T) {
+	shellcheck, _ := exec.LookPath("shellcheck")
+	if shellcheck == "" {
+		t.Log("shellcheck not installed: checking with sh -n and bash -n only")
+	}
+	for _, c := range renderCases {
+		path := filepath.Join(t.TempDir(), c.name+".sh")
+		if err := os.WriteFile(path, []byte(RenderInstallToDiskScript(c.inst)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		checks := [][]string{{"sh", "-n", path}}
+		if _, err := exec.LookPath("bash"); err == nil {
+			checks = append(checks, []string{"bash", "-n", path})
+		}
+		if shellcheck != "" {
+			checks = append(checks, []string{shellcheck, "--shell=bash", path})
+		}
+		for _, argv := range checks {
+			if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+				t.Errorf("%s: %s: %v\n%s", c.name, strings.Join(argv, " "), err, out)
+			}
+		}
+	}
+}
