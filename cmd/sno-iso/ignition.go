@@ -1,0 +1,166 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/coreos/ignition/v2/config"
+	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/urfave/cli/v2"
+)
+
+// maxIgnitionInput bounds the config read from a file or stdin; real ones are well under 2 MiB.
+const maxIgnitionInput = 16 << 20
+
+func ignitionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ignition",
+		Usage: "embed, show or remove the live Ignition config of an ISO",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "embed",
+				Usage:     "embed an Ignition config into the ISO's Ignition area",
+				ArgsUsage: "ISO",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "read the config from `FILE` (default: standard input)"},
+					outputFlag(),
+					forceFlag("replace an existing embedded config and an existing output file"),
+				},
+				Action: ignitionEmbed,
+			},
+			{
+				Name:      "show",
+				Usage:     "print the embedded Ignition config exactly as stored",
+				ArgsUsage: "ISO",
+				Action:    ignitionShow,
+			},
+			{
+				Name:      "remove",
+				Usage:     "remove the embedded Ignition config, keeping embedded network keyfiles",
+				ArgsUsage: "ISO",
+				Flags:     []cli.Flag{outputFlag(), forceFlag("replace an existing output file")},
+				Action:    ignitionRemove,
+			},
+		},
+	}
+}
+
+// readIgnitionInput reads and validates the config named by -i, or standard input.
+func readIgnitionInput(c *cli.Context) ([]byte, error) {
+	name := c.String("ignition-file")
+	var r io.Reader = c.App.Reader
+	if name != "" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	} else {
+		name = "standard input"
+		if stdin, ok := r.(*os.File); ok && isTerminal(stdin) {
+			return nil, usagef("no Ignition config given: pass -i FILE or pipe the config to standard input")
+		}
+	}
+	raw, err := io.ReadAll(io.LimitReader(r, maxIgnitionInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(raw) > maxIgnitionInput {
+		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", name, maxIgnitionInput>>20)
+	}
+	// The live system's Ignition rejects an invalid config at boot, long after the media was
+	// written: say so now.
+	_, report, err := config.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a valid Ignition config: %v\n%s", name, err, report.String())
+	}
+	if len(report.Entries) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s", name, report.String())
+	}
+	return raw, nil
+}
+
+func ignitionEmbed(c *cli.Context) error {
+	isoPath, err := isoArg(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := readIgnitionInput(c)
+	if err != nil {
+		return err
+	}
+	return editPayload(c, isoPath, func(files initrd.Files) error {
+		if _, ok := files[initrd.IgnitionPath]; ok && !c.Bool("force") {
+			return errors.New("this ISO already has an embedded Ignition config; use -f to replace it")
+		}
+		files[initrd.IgnitionPath] = cfg
+		return nil
+	})
+}
+
+func ignitionRemove(c *cli.Context) error {
+	isoPath, err := isoArg(c)
+	if err != nil {
+		return err
+	}
+	return editPayload(c, isoPath, func(files initrd.Files) error {
+		delete(files, initrd.IgnitionPath)
+		return nil
+	})
+}
+
+func ignitionShow(c *cli.Context) error {
+	isoPath, err := isoArg(c)
+	if err != nil {
+		return err
+	}
+	iso, err := isobuilder.Open(isoPath)
+	if err != nil {
+		return err
+	}
+	defer iso.Close()
+	files, err := iso.Payload()
+	if err != nil {
+		return err
+	}
+	cfg, ok := files[initrd.IgnitionPath]
+	if !ok {
+		return errors.New("no embedded Ignition config")
+	}
+	_, err = c.App.Writer.Write(cfg)
+	return err
+}
+
+// editPayload reads the ISO's embedded payload, lets edit change it, and writes the result
+// as the command line asks. Nothing is written when edit or packing fails.
+func editPayload(c *cli.Context, isoPath string, edit func(initrd.Files) error) error {
+	iso, err := isobuilder.Open(isoPath)
+	if err != nil {
+		return err
+	}
+	defer iso.Close()
+	files, err := iso.Payload()
+	if err != nil {
+		return err
+	}
+	if err := edit(files); err != nil {
+		return err
+	}
+	patch, err := iso.PayloadPatch(files)
+	var tooLarge *isobuilder.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
+	}
+	if err != nil {
+		return err
+	}
+	img, err := iso.Image(patch)
+	if err != nil {
+		return err
+	}
+	return writeResult(c, img, isoPath, c.String("output"))
+}

@@ -1,0 +1,105 @@
+// Command sno-iso makes Single Node OpenShift boot media from a CoreOS live ISO: it embeds the
+// bootstrap-in-place Ignition into the ISO and writes full or minimal ISOs and PXE artifacts.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// usageError marks a command line that cannot be run as given; it exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:                   "sno-iso",
+		Usage:                  "make Single Node OpenShift boot media from a CoreOS live ISO",
+		Version:                version(),
+		UseShortOptionHandling: true,
+		// Kernel arguments such as console=ttyS0,115200n8 contain commas.
+		DisableSliceFlagSeparator: true,
+		HideHelpCommand:           true,
+		Reader:                    stdin,
+		Writer:                    stdout,
+		ErrWriter:                 stderr,
+		OnUsageError:              onUsageError,
+		Action:                    unknownCommand,
+		// Errors are printed once, by main, with the exit code they deserve.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			buildCommand(),
+			ignitionCommand(),
+			inspectCommand(),
+			devCommand(),
+		},
+	}
+	setUsageErrorHandler(app.Commands)
+	return app
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{err.Error()}
+}
+
+// setUsageErrorHandler makes every command report a bad command line as a usage error (exit
+// 2); urfave/cli does not pass the app's handler down to subcommands.
+func setUsageErrorHandler(commands []*cli.Command) {
+	for _, c := range commands {
+		c.OnUsageError = onUsageError
+		if len(c.Subcommands) > 0 {
+			c.Action = unknownCommand
+		}
+		setUsageErrorHandler(c.Subcommands)
+	}
+}
+
+// unknownCommand runs when no subcommand matched: help when none was named, else a usage error.
+func unknownCommand(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cli.ShowSubcommandHelp(c)
+	}
+	return usagef("unknown command %q; run %s --help to list the commands", c.Args().First(), c.Command.HelpName)
+}
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the process exit code: 0 on success, 1 when the
+// work failed, 2 when the command line was wrong.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, intersperse(app, args))
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "Error: %v\n", err)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		return 2
+	}
+	return 1
+}

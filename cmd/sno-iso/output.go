@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/cheggaaa/pb/v3"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+)
+
+// progressThreshold is the copy size from which a progress bar is worth showing.
+const progressThreshold = 64 << 20
+
+func outputFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name: "output", Aliases: []string{"o"}, Usage: "write the result to `FILE` (- for standard output) instead of editing ISO in place",
+	}
+}
+
+func forceFlag(usage string) cli.Flag {
+	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: usage}
+}
+
+// isTerminal reports whether f is a terminal (not merely a character device like /dev/null).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// isoArg returns the single ISO argument of a command.
+func isoArg(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return "", usagef("%s takes exactly one ISO argument, got %d (see --help)", c.Command.HelpName, c.NArg())
+	}
+	return c.Args().First(), nil
+}
+
+// writeResult materialises img at out: isoPath edited in place when out is empty, standard
+// output for "-", else a new file (replacing an existing one only with --force).
+func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) error {
+	ctx := c.Context
+	switch out {
+	case "":
+		return isobuilder.WriteInPlace(ctx, img, isoPath)
+	case "-":
+		stdout, ok := c.App.Writer.(*os.File)
+		if ok && isTerminal(stdout) {
+			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
+		}
+		opts, done := progress(c, img.Size())
+		defer done()
+		return isobuilder.WriteStream(ctx, img, c.App.Writer, opts)
+	default:
+		opts, done := progress(c, img.Size())
+		defer done()
+		opts.Force = c.Bool("force")
+		return isobuilder.WriteFile(ctx, img, out, opts)
+	}
+}
+
+// progress returns write options with a progress bar on a terminal stderr for long copies,
+// and a function that finishes the bar.
+func progress(c *cli.Context, total int64) (isobuilder.WriteOptions, func()) {
+	stderr, ok := c.App.ErrWriter.(*os.File)
+	if !ok || total < progressThreshold || !isTerminal(stderr) {
+		return isobuilder.WriteOptions{}, func() {}
+	}
+	bar := pb.New64(total).Set(pb.Bytes, true).SetWriter(stderr).Start()
+	return isobuilder.WriteOptions{Progress: func(n int64) { bar.SetCurrent(n) }}, func() { bar.Finish() }
+}
