@@ -40,9 +40,6 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		}
 		return nil, warnings, err
 	}
-	for _, w := range diskWarnings {
-		warnings = append(warnings, Warning{Path: "installationDisk", Message: w})
-	}
 	if err := ig.SetInstallToDisk(opts.Installation); err != nil {
 		return nil, warnings, err
 	}
@@ -50,5 +47,14 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("writing the live Ignition config"), err)
 	}
-	return out, warnings, nil
+	// Report what the output config warns about, not the input: the input's install-to-disk
+	// (with its missing [Install] section) is gone.
+	_, outWarnings, err := ParseIgnition(out)
+	if err != nil {
+		return nil, warnings, errors.Join(errors.New("re-reading the live Ignition config"), err)
+	}
+	for _, w := range diskWarnings {
+		outWarnings = append(outWarnings, Warning{Path: "installationDisk", Message: w})
+	}
+	return out, outWarnings, nil
 }
