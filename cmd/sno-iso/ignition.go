@@ -114,11 +114,7 @@ func ignitionRemove(c *cli.Context) error {
 }
 
 func ignitionShow(c *cli.Context) error {
-	isoPath, err := isoArg(c)
-	if err != nil {
-		return err
-	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, _, err := openISOArg(c)
 	if err != nil {
 		return err
 	}

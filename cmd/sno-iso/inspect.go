@@ -80,11 +80,7 @@ type minimalISOReport struct {
 }
 
 func inspect(c *cli.Context) error {
-	isoPath, err := isoArg(c)
-	if err != nil {
-		return err
-	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}

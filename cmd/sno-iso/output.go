@@ -37,6 +37,16 @@ func isoArg(c *cli.Context) (string, error) {
 	return c.Args().First(), nil
 }
 
+// openISOArg opens the single ISO argument of a command; the caller closes it.
+func openISOArg(c *cli.Context) (*isobuilder.LiveISO, string, error) {
+	path, err := isoArg(c)
+	if err != nil {
+		return nil, "", err
+	}
+	iso, err := isobuilder.Open(path)
+	return iso, path, err
+}
+
 // writeResult materialises img at out: isoPath edited in place when out is empty, standard
 // output for "-", else a new file (replacing an existing one only with --force).
 func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) error {
