@@ -190,11 +190,11 @@ func TestKargsDisagreeingAreas(t *testing.T) {
 
 func TestKargsErrors(t *testing.T) {
 	cases := map[string]string{
-		`{"default": "a", "files": [], "size": 4096}`:                          "not between 1 and 2048",
-		`{"default": "abcdef", "files": [], "size": 4}`:                        "larger than the areas",
-		`{"default": "a", "files": [], "size": 10}`:                            "lists no karg embed areas",
-		`{"default": "a", "files": [{"offset": 0, "path": "zz"}], "size": 10}`: "names zz",
-		`{"default": "a", "files": [{"offset": 5, "path": "a"}], "size": 10}`:  "runs past its end",
+		`{"default": "a", "files": [], "size": 4096}`:                                      "not between 1 and 2048",
+		`{"default": "abcdef", "files": [], "size": 4}`:                                    "larger than the areas",
+		`{"default": "a", "files": [], "size": 10}`:                                        "lists no karg embed areas",
+		`{"default": "a", "files": [{"offset": 0, "path": "zz"}], "size": 10}`:             "names zz",
+		`{"default": "a", "files": [{"offset": 5, "path": "a"}], "size": 10}`:              "runs past its end",
 		`{"default": "a", "files": [{"offset": 0, "path": "a", "pad": "##"}], "size": 10}`: "not a single byte",
 		`[1,2]`: "parsing coreos/kargs.json",
 	}
