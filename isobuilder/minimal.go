@@ -1,0 +1,480 @@
+package isobuilder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/sno-iso/sno-iso/embed"
+)
+
+const (
+	rootfsPath    = "IMAGES/PXEBOOT/ROOTFS.IMG"
+	kargsJSONPath = "COREOS/KARGS.JSO"
+	// liveISOKarg names the volume the initramfs mounts the root file system from; a minimal
+	// ISO has no root file system to mount, so it goes.
+	liveISOKarg = "coreos.liveiso="
+	// rootfsURLKarg tells the initramfs where to fetch the root file system instead.
+	rootfsURLKarg = "coreos.live.rootfs_url="
+)
+
+// ErrCustomized is returned when a minimal ISO is asked of an ISO that carries an embedded
+// payload or edited kernel arguments: miniso.dat rebuilds the minimal ISO from the pristine
+// bytes, so it would come out corrupt.
+var ErrCustomized = errors.New("cannot operate on ISO with embedded customizations; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again")
+
+// ErrNoMiniso is returned by MinimalFromMiniso for ISOs without coreos/miniso.dat.
+var ErrNoMiniso = errors.New("this ISO image does not support extracting a minimal ISO: it has no coreos/miniso.dat")
+
+// MinimalOptions are the choices of a minimal ISO.
+type MinimalOptions struct {
+	// RootfsURL, when set, is added as coreos.live.rootfs_url= to the live kernel arguments.
+	RootfsURL string
+}
+
+// CheckRootfsURL refuses a URL that cannot be one kernel argument, or that a bootloader would
+// cut short: white space splits the argument, and the GRUB and isolinux command lines cannot
+// carry quotes, '$' or '\' through to the kernel.
+func CheckRootfsURL(url string) error {
+	if strings.IndexFunc(url, unicode.IsSpace) >= 0 {
+		return fmt.Errorf("forbidden whitespace found in rootfs URL '%s'; percent-encode it as %%20", url)
+	}
+	if i := strings.IndexAny(url, "\"'$\\"); i >= 0 {
+		return fmt.Errorf("rootfs URL '%s' contains %q, which the bootloaders do not pass to the kernel intact; percent-encode it", url, url[i])
+	}
+	for _, r := range url {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("rootfs URL %q contains a control character", url)
+		}
+	}
+	return nil
+}
+
+// rootfsURLArg is the kernel argument for url. GRUB splits words at its metacharacters, so a
+// URL holding one (a query string's '&', say) is double-quoted; the kernel drops the quotes.
+// Any other URL is written bare, as coreos-installer writes it.
+func rootfsURLArg(url string) string {
+	if strings.ContainsAny(url, "&;|<>{}#") {
+		return rootfsURLKarg + `"` + url + `"`
+	}
+	return rootfsURLKarg + url
+}
+
+// CheckPristine refuses an ISO whose Ignition area holds anything or whose kernel arguments
+// differ from the defaults.
+func (l *LiveISO) CheckPristine() error {
+	area, err := l.IgnitionAreaBytes()
+	if err != nil {
+		return err
+	}
+	if !embed.IsZero(area) {
+		return fmt.Errorf("%w (the Ignition area in %s is not empty)", ErrCustomized, l.Ignition.File)
+	}
+	if l.Kargs == nil {
+		return nil
+	}
+	current, err := l.Kargs.Current(l)
+	if err != nil {
+		return err
+	}
+	if current != l.Kargs.Default {
+		return fmt.Errorf("%w (the kernel arguments are %q, not the defaults %q)", ErrCustomized, current, l.Kargs.Default)
+	}
+	return nil
+}
+
+// minimalKargs returns the default and current kernel arguments of a minimal ISO made from
+// an ISO whose defaults are defaults: coreos.liveiso= removed, and the rootfs URL added to
+// the current ones.
+func minimalKargs(defaults, rootfsURL string) (newDefault, current string, err error) {
+	var liveISO string
+	for _, k := range strings.Fields(defaults) {
+		if strings.HasPrefix(k, liveISOKarg) {
+			liveISO = k
+			break
+		}
+	}
+	if liveISO == "" {
+		return "", "", fmt.Errorf("minimal ISO does not have %s karg (its kernel arguments are %q)", liveISOKarg, defaults)
+	}
+	if newDefault, err = embed.ModifyKargs(defaults, nil, []string{liveISO}, nil); err != nil {
+		return "", "", err
+	}
+	if rootfsURL == "" {
+		return newDefault, newDefault, nil
+	}
+	if err := CheckRootfsURL(rootfsURL); err != nil {
+		return "", "", err
+	}
+	current, err = embed.ModifyKargs(newDefault, []string{rootfsURLArg(rootfsURL)}, nil, nil)
+	return newDefault, current, err
+}
+
+// minimalKargsPatches returns the patches that give iso (a minimal ISO, or a rebuilt one) its
+// minimal kernel arguments: every area holds the current ones, and the defaults recorded in
+// coreos/kargs.json (or the legacy default copy) lose coreos.liveiso=, so that a kargs reset
+// keeps the ISO bootable as a minimal ISO.
+func minimalKargsPatches(iso *LiveISO, rootfsURL string) ([]Patch, error) {
+	if iso.Kargs == nil {
+		return nil, embed.ErrNoKargs
+	}
+	newDefault, current, err := minimalKargs(iso.Kargs.Default, rootfsURL)
+	if err != nil {
+		return nil, err
+	}
+	patches, err := iso.KargsPatches(current)
+	if err != nil {
+		return nil, err
+	}
+	defaults, err := defaultKargsPatch(iso, newDefault)
+	if err != nil {
+		return nil, err
+	}
+	return append(patches, defaults), nil
+}
+
+// defaultKargsPatch records newDefault as the ISO's default kernel arguments: coreos/kargs.json
+// rewritten in the same form, or the legacy header's default copy.
+func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
+	rec, err := iso.Volume.Lookup(kargsJSONPath)
+	if err == nil {
+		raw := make([]byte, rec.Length)
+		if err := readAt(iso, iso.Size(), raw, rec.Offset()); err != nil {
+			return Patch{}, fmt.Errorf("reading %s: %w", kargsJSONPath, err)
+		}
+		data, err := rewriteKargsJSON(raw, newDefault)
+		if err != nil {
+			return Patch{}, err
+		}
+		return Patch{Offset: rec.Offset(), Data: data}, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return Patch{}, err
+	}
+	// A coreKarg header: the default copy has the same format as the areas.
+	off, err := legacyDefaultKargsOffset(iso)
+	if err != nil {
+		return Patch{}, err
+	}
+	area := embed.KargsArea{Area: embed.Area{Offset: off, Length: int64(iso.Kargs.Size)}, Pad: '#', Terminator: '\n'}
+	data, err := iso.Kargs.Render(area, newDefault)
+	if err != nil {
+		return Patch{}, fmt.Errorf("default kargs copy at byte %d: %w", off, err)
+	}
+	return Patch{Offset: off, Data: data}, nil
+}
+
+// kargsJSONFile is one entry of coreos/kargs.json's files, with pad and end absent when the
+// original had none.
+type kargsJSONFile struct {
+	Path   string  `json:"path"`
+	Offset int64   `json:"offset"`
+	Pad    *string `json:"pad"`
+	End    *string `json:"end"`
+}
+
+// rewriteKargsJSON returns coreos/kargs.json with a new default, in the form coreos-installer
+// writes it (pretty JSON with 2-space indentation, keys default, files (path, offset, pad,
+// end), size), right-padded with spaces to the original length so that the file keeps its
+// extent.
+func rewriteKargsJSON(raw []byte, newDefault string) ([]byte, error) {
+	data, err := formatKargsJSON(raw, newDefault)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > len(raw) {
+		return nil, fmt.Errorf("new version of %s does not fit in space (%d vs %d bytes); the new default kernel arguments are too long", kargsJSONPath, len(data), len(raw))
+	}
+	return append(data, bytes.Repeat([]byte{' '}, len(raw)-len(data))...), nil
+}
+
+// formatKargsJSON returns coreos/kargs.json with a new default in coreos-installer's form.
+func formatKargsJSON(raw []byte, newDefault string) ([]byte, error) {
+	var j struct {
+		Default string          `json:"default"`
+		Files   []kargsJSONFile `json:"files"`
+		Size    int64           `json:"size"`
+	}
+	if err := json.Unmarshal(bytes.TrimRight(raw, " \x00"), &j); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", kargsJSONPath, err)
+	}
+	var b bytes.Buffer
+	b.WriteString("{\n  \"default\": ")
+	writeJSONString(&b, newDefault)
+	b.WriteString(",\n  \"files\": [")
+	for i, f := range j.Files {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    {\n      \"path\": ")
+		writeJSONString(&b, f.Path)
+		b.WriteString(",\n      \"offset\": " + strconv.FormatInt(f.Offset, 10))
+		if f.Pad != nil {
+			b.WriteString(",\n      \"pad\": ")
+			writeJSONString(&b, *f.Pad)
+		}
+		if f.End != nil {
+			b.WriteString(",\n      \"end\": ")
+			writeJSONString(&b, *f.End)
+		}
+		b.WriteString("\n    }")
+	}
+	if len(j.Files) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("],\n  \"size\": " + strconv.FormatInt(j.Size, 10) + "\n}")
+	return b.Bytes(), nil
+}
+
+// writeJSONString writes s as a JSON string escaped the way serde_json (coreos-installer's
+// serializer) escapes it: quote, backslash and the short forms of \b \f \n \r \t, other
+// control characters as lowercase \u00xx, everything else as is.
+func writeJSONString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&0xf])
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// DerivedISO is a live ISO written to a temporary file from another one (a minimal ISO, a
+// rebuilt ISO). Its LiveISO reads the temporary file, so further edits are patches over it
+// like over any ISO; Commit renames it into place and Close removes it.
+type DerivedISO struct {
+	*LiveISO
+	path string
+}
+
+// Close closes and removes the temporary file; it is safe after Commit.
+func (d *DerivedISO) Close() error {
+	err := d.LiveISO.Close()
+	if rmErr := os.Remove(d.path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// Commit writes img's patches into the temporary file and renames it to dest, without
+// copying the image again when dest is in the temporary file's directory. img must have been
+// made by d.Image. Without force an existing dest is refused.
+func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, force bool) error {
+	if err := checkDestination(img, dest, force); err != nil {
+		return err
+	}
+	if filepath.Dir(d.path) != filepath.Dir(dest) {
+		return WriteFile(ctx, img, dest, WriteOptions{Force: force})
+	}
+	if err := WriteInPlace(ctx, img, d.path); err != nil {
+		return err
+	}
+	var err error
+	if force {
+		err = os.Rename(d.path, dest)
+	} else {
+		err = renameNoReplace(d.path, dest)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return existsError(dest)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", dest, err)
+	}
+	syncDir(filepath.Dir(dest))
+	return nil
+}
+
+// openDerived opens the temporary file at path as a live ISO, applies the edits that edit
+// returns for it, and opens it again so that the view includes them. On error the file is
+// removed.
+func openDerived(path, what string, edit func(*LiveISO) ([]Patch, error)) (*DerivedISO, error) {
+	fail := func(err error) (*DerivedISO, error) {
+		os.Remove(path)
+		return nil, err
+	}
+	l, err := Open(path)
+	if err != nil {
+		return fail(fmt.Errorf("the %s does not read back as a CoreOS live ISO: %w", what, err))
+	}
+	if edit != nil {
+		patches, err := edit(l)
+		l.Close()
+		if err != nil {
+			return fail(err)
+		}
+		img, err := NewImage(bytes.NewReader(nil), l.size, patches...)
+		if err == nil {
+			err = WriteInPlace(context.Background(), img, path)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if l, err = Open(path); err != nil {
+			return fail(fmt.Errorf("the %s does not read back as a CoreOS live ISO after editing its kernel arguments: %w", what, err))
+		}
+	}
+	return &DerivedISO{LiveISO: l, path: path}, nil
+}
+
+// MinimalFromMiniso rebuilds the minimal ISO recorded in coreos/miniso.dat, exactly as
+// coreos-installer's `iso extract minimal-iso` does: the bytes are reconstructed into a
+// temporary file in dir and checked against the recorded SHA-256, and the kernel arguments
+// are edited (coreos.liveiso= removed, the rootfs URL added, kargs.json rewritten in the
+// same form). The ISO must be pristine.
+func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts MinimalOptions) (*DerivedISO, error) {
+	if opts.RootfsURL != "" {
+		if err := CheckRootfsURL(opts.RootfsURL); err != nil {
+			return nil, err
+		}
+	}
+	if l.Kargs == nil {
+		return nil, fmt.Errorf("cannot make a minimal ISO: %w", embed.ErrNoKargs)
+	}
+	if err := l.CheckPristine(); err != nil {
+		return nil, err
+	}
+	if !l.HasMiniso {
+		return nil, ErrNoMiniso
+	}
+	m, err := l.miniso()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := createTemp(dir)
+	if err != nil {
+		return nil, fmt.Errorf("creating the minimal ISO: %w", err)
+	}
+	fail := func(err error) (*DerivedISO, error) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	if err := UnpackMinimal(l, l.size, m, &contextWriter{ctx: ctx, w: tmp}); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(fmt.Errorf("writing the minimal ISO: %w", err))
+	}
+	return openDerived(tmp.Name(), "minimal ISO rebuilt from miniso.dat", func(m *LiveISO) ([]Patch, error) {
+		return minimalKargsPatches(m, opts.RootfsURL)
+	})
+}
+
+// miniso reads and decodes coreos/miniso.dat.
+func (l *LiveISO) miniso() (*embed.Miniso, error) {
+	rec, err := l.Volume.Lookup(minisoPath)
+	if err != nil {
+		return nil, err
+	}
+	const maxMiniso = 1 << 20 // coreos-installer's read limit
+	if rec.Length > maxMiniso {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit; corrupt ISO?", minisoPath, rec.Length, maxMiniso)
+	}
+	raw := make([]byte, rec.Length)
+	if err := readAt(l, l.size, raw, rec.Offset()); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", minisoPath, err)
+	}
+	m, err := embed.DecodeMiniso(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s at byte %d: %w", minisoPath, rec.Offset(), err)
+	}
+	return m, nil
+}
+
+// contextWriter stops a long write when ctx is cancelled.
+type contextWriter struct {
+	ctx context.Context
+	w   *os.File
+}
+
+func (c *contextWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// WriteRootfs copies images/pxeboot/rootfs.img out of the ISO to a temporary file beside
+// dest and returns a function that renames it into place (refusing an existing dest unless
+// force) and one that discards it, so that a caller can make the rootfs and the minimal ISO
+// appear together or not at all.
+func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (commit func() error, discard func(), err error) {
+	rec, err := l.Volume.Lookup(rootfsPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the ISO has no root file system to write out: %w", err)
+	}
+	if info, err := os.Lstat(dest); err == nil && (!force || !info.Mode().IsRegular()) {
+		if !force {
+			return nil, nil, existsError(dest)
+		}
+		return nil, nil, fmt.Errorf("writing %s: it is not a regular file", dest)
+	}
+	tmp, err := createTemp(filepath.Dir(dest))
+	if err != nil {
+		return nil, nil, fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
+	}
+	discard = func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}
+	if err := newSequentialWriter(ctx, tmp, l.file, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
+		discard()
+		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		discard()
+		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
+	}
+	commit = func() error {
+		if err := tmp.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", dest, err)
+		}
+		var err error
+		if force {
+			err = os.Rename(tmp.Name(), dest)
+		} else {
+			err = renameNoReplace(tmp.Name(), dest)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			os.Remove(tmp.Name())
+			return existsError(dest)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("writing %s: %w", dest, err)
+		}
+		syncDir(filepath.Dir(dest))
+		return nil
+	}
+	return commit, discard, nil
+}
