@@ -26,6 +26,37 @@ type Config struct {
 	Dir string
 	// Installation is the coreOSInstallation (or bootstrapInPlace) section.
 	Installation Installation
+	// CopyNetworkSet reports whether the file sets copyNetwork: an explicit false wins over
+	// the --copy-network that network keyfiles otherwise imply.
+	CopyNetworkSet bool
+	// LiveKargs edits the kernel arguments the live ISO boots with (`liveKargs`).
+	LiveKargs LiveKargs
+	// NetworkKeyfiles are NetworkManager keyfiles for the live system (`network.keyfiles`),
+	// resolved with ResolvePath.
+	NetworkKeyfiles []string
+	// Customizations are Ignition configs and MachineConfigs for the installed node
+	// (`customizations`), resolved with ResolvePath.
+	Customizations []string
+	// Output is the kind of media to make (`output`).
+	Output Output
+}
+
+// Output says which media build makes: the full ISO (Kind "" or "full") or a minimal ISO
+// that fetches its root file system from RootfsURL.
+type Output struct {
+	Kind      string
+	RootfsURL string
+}
+
+// LiveKargs are edits of the live kernel command line, applied as coreos-installer applies
+// them: deletes, then appends, then replaces (`KEY=OLD=NEW`).
+type LiveKargs struct {
+	Append, Delete, Replace []string
+}
+
+// IsZero reports whether there is no edit.
+func (k LiveKargs) IsZero() bool {
+	return len(k.Append)+len(k.Delete)+len(k.Replace) == 0
 }
 
 // ResolvePath returns a path written in the file as a path usable from anywhere:
@@ -41,13 +72,20 @@ func (c *Config) ResolvePath(p string) string {
 const (
 	installationKey      = "coreOSInstallation"
 	installConfigSection = "bootstrapInPlace"
+	liveKargsKey         = "liveKargs"
+	networkKey           = "network"
+	customizationsKey    = "customizations"
+	outputKey            = "output"
 )
 
 var (
-	topLevelKeys = []string{installationKey, installConfigSection}
+	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey}
 	// plannedKeys are reserved for features of later releases: rejected, but with a
 	// message that says so rather than "unknown".
-	plannedKeys      = []string{"liveKargs", "network", "output", "customizations"}
+	plannedKeys      = []string{}
+	liveKargsKeys    = []string{"append", "delete", "replace"}
+	outputKeys       = []string{"kind", "rootfsURL"}
+	networkKeys      = []string{"keyfiles"}
 	installationKeys = []string{"installationDisk", "copyNetwork", "appendKargs", "deleteKargs", "wipeDisk", "rebootDelay"}
 )
 
@@ -103,6 +141,16 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	}
 	top := doc.Content[0]
 	if err := p.walkMapping(top, "", topLevelKeys, func(key string, value *yaml.Node) error {
+		switch key {
+		case liveKargsKey:
+			return p.liveKargs(value, &cfg.LiveKargs)
+		case networkKey:
+			return p.network(value, cfg)
+		case customizationsKey:
+			return p.customizations(value, cfg)
+		case outputKey:
+			return p.output(value, &cfg.Output)
+		}
 		if p.sectionSeen {
 			return p.errorf(value, "both %s and %s are set: keep one", installationKey, installConfigSection)
 		}
@@ -114,12 +162,14 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	if !p.sectionSeen {
 		return nil, fmt.Errorf("%s: no %s section (or %s, its install-config name)", name, installationKey, installConfigSection)
 	}
+	cfg.CopyNetworkSet = p.copyNetworkSet
 	return cfg, nil
 }
 
 type configParser struct {
-	name        string
-	sectionSeen bool
+	name           string
+	sectionSeen    bool
+	copyNetworkSet bool
 }
 
 func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
@@ -187,6 +237,7 @@ func (p *configParser) installation(n *yaml.Node, section string, inst *Installa
 			}
 		case "copyNetwork":
 			inst.CopyNetwork, err = p.boolean(v, key)
+			p.copyNetworkSet = true
 		case "wipeDisk":
 			inst.WipeDisk, err = p.boolean(v, key)
 		case "appendKargs":
@@ -201,6 +252,96 @@ func (p *configParser) installation(n *yaml.Node, section string, inst *Installa
 		}
 		return err
 	})
+}
+
+func (p *configParser) output(n *yaml.Node, o *Output) error {
+	err := p.walkMapping(n, outputKey, outputKeys, func(key string, v *yaml.Node) error {
+		if v.Tag == "!!null" {
+			return nil
+		}
+		var err error
+		switch key {
+		case "kind":
+			if o.Kind, err = p.str(v, outputKey+".kind"); err == nil && o.Kind != "full" && o.Kind != "minimal" {
+				err = p.errorf(v, "%s.kind is %q: use full or minimal", outputKey, o.Kind)
+			}
+		case "rootfsURL":
+			o.RootfsURL, err = p.str(v, outputKey+".rootfsURL")
+		}
+		return err
+	})
+	if err == nil && o.RootfsURL != "" && o.Kind != "minimal" {
+		return p.errorf(n, "%s.rootfsURL is only for kind: minimal", outputKey)
+	}
+	return err
+}
+
+func (p *configParser) liveKargs(n *yaml.Node, k *LiveKargs) error {
+	return p.walkMapping(n, liveKargsKey, liveKargsKeys, func(key string, v *yaml.Node) error {
+		if v.Tag == "!!null" {
+			return nil
+		}
+		var err error
+		switch key {
+		case "append":
+			k.Append, err = p.kargs(v, liveKargsKey+"."+key)
+		case "delete":
+			k.Delete, err = p.kargs(v, liveKargsKey+"."+key)
+		case "replace":
+			if k.Replace, err = p.kargs(v, liveKargsKey+"."+key); err == nil {
+				for i, r := range k.Replace {
+					if err := validateKargReplace(r); err != nil {
+						return p.errorf(v.Content[i], "%s.replace[%d] %q: %v", liveKargsKey, i, r, err)
+					}
+				}
+			}
+		}
+		return err
+	})
+}
+
+// validateKargReplace accepts KEY=OLD=NEW, the form coreos-installer's --live-karg-replace
+// takes: exactly two '=' and three non-empty parts.
+func validateKargReplace(r string) error {
+	parts := strings.Split(r, "=")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return fmt.Errorf("format should be KEY=OLD=NEW, e.g. ignition.platform.id=metal=openstack")
+	}
+	return nil
+}
+
+func (p *configParser) network(n *yaml.Node, cfg *Config) error {
+	return p.walkMapping(n, networkKey, networkKeys, func(key string, v *yaml.Node) error {
+		if v.Tag == "!!null" {
+			return nil
+		}
+		if v.Kind != yaml.SequenceNode {
+			return p.errorf(v, "%s.%s must be a list of NetworkManager keyfile paths", networkKey, key)
+		}
+		for i, item := range v.Content {
+			if item.Kind != yaml.ScalarNode || item.Tag != "!!str" || item.Value == "" {
+				return p.errorf(item, "%s.%s[%d] must be the path of a keyfile (relative to %s)", networkKey, key, i, p.name)
+			}
+			cfg.NetworkKeyfiles = append(cfg.NetworkKeyfiles, cfg.ResolvePath(item.Value))
+		}
+		return nil
+	})
+}
+
+func (p *configParser) customizations(n *yaml.Node, cfg *Config) error {
+	if n.Tag == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return p.errorf(n, "%s must be a list of Ignition config or MachineConfig paths", customizationsKey)
+	}
+	for i, item := range n.Content {
+		if item.Kind != yaml.ScalarNode || item.Tag != "!!str" || item.Value == "" {
+			return p.errorf(item, "%s[%d] must be the path of an Ignition config or a MachineConfig (relative to %s)", customizationsKey, i, p.name)
+		}
+		cfg.Customizations = append(cfg.Customizations, cfg.ResolvePath(item.Value))
+	}
+	return nil
 }
 
 func (p *configParser) str(n *yaml.Node, key string) (string, error) {

@@ -46,6 +46,50 @@ coreOSInstallation:
 	}
 }
 
+func TestLoadConfigLiveKargsAndNetwork(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := LoadConfig(writeFile(t, filepath.Join(dir, "sno.yaml"), `coreOSInstallation:
+  installationDisk: /dev/vda
+liveKargs:
+  append: [ip=192.0.2.10::192.0.2.1:255.255.255.0:sno:eno1:none, nameserver=192.0.2.1]
+  delete:
+    - mitigations=auto,nosmt
+  replace: [ignition.platform.id=metal=openstack]
+network:
+  keyfiles: [eno1.nmconnection, /etc/sno/bond0.nmconnection]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LiveKargs{
+		Append:  []string{"ip=192.0.2.10::192.0.2.1:255.255.255.0:sno:eno1:none", "nameserver=192.0.2.1"},
+		Delete:  []string{"mitigations=auto,nosmt"},
+		Replace: []string{"ignition.platform.id=metal=openstack"},
+	}
+	if !reflect.DeepEqual(cfg.LiveKargs, want) || cfg.LiveKargs.IsZero() {
+		t.Errorf("liveKargs = %+v, want %+v", cfg.LiveKargs, want)
+	}
+	if keyfiles := []string{filepath.Join(cfg.Dir, "eno1.nmconnection"), "/etc/sno/bond0.nmconnection"}; !reflect.DeepEqual(cfg.NetworkKeyfiles, keyfiles) {
+		t.Errorf("keyfiles = %q, want %q", cfg.NetworkKeyfiles, keyfiles)
+	}
+	if cfg.CopyNetworkSet {
+		t.Error("copyNetwork reported as set by a file that does not set it")
+	}
+	for content, set := range map[string]bool{
+		"coreOSInstallation:\n  copyNetwork: false\n": true,
+		"coreOSInstallation:\n  copyNetwork: true\n":  true,
+		"coreOSInstallation:\n  copyNetwork:\n":       false,
+	} {
+		cfg, err := ParseConfig("sno.yaml", []byte(content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.CopyNetworkSet != set {
+			t.Errorf("%q: CopyNetworkSet = %t, want %t", content, cfg.CopyNetworkSet, set)
+		}
+	}
+}
+
 func TestLoadConfigInstallConfigName(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := LoadConfig(writeFile(t, filepath.Join(dir, "sno.yaml"), "bootstrapInPlace:\n  installationDisk: /dev/disk/by-path/pci-0000:00:1f.2-ata-1\n"))
@@ -65,7 +109,13 @@ func TestLoadConfigErrors(t *testing.T) {
 			`sno.yaml:3:3: unknown key "instalationDisk" in coreOSInstallation (did you mean "installationDisk"?)`},
 		{"wrong case", "coreOSInstallation:\n  InstallationDisk: /dev/sda\n", `sno.yaml:2:3: unknown key "InstallationDisk" in coreOSInstallation (did you mean "installationDisk"?)`},
 		{"unknown top-level key", "coreOSInstallation:\n  installationDisk: /dev/sda\nfoo: 1\n", `sno.yaml:3:1: unknown key "foo"`},
-		{"planned key", "coreOSInstallation:\n  installationDisk: /dev/sda\nnetwork: {}\n", `sno.yaml:3:1: key "network" is not supported by this version`},
+		{"unknown output kind", "coreOSInstallation:\n  installationDisk: /dev/sda\noutput: {kind: mini}\n", `sno.yaml:3:16: output.kind is "mini": use full or minimal`},
+		{"rootfs URL of a full ISO", "coreOSInstallation: {}\noutput:\n  rootfsURL: http://x/rootfs\n", `sno.yaml:3:3: output.rootfsURL is only for kind: minimal`},
+		{"live karg replace without new value", "coreOSInstallation: {}\nliveKargs:\n  replace: [ip=dhcp]\n", `sno.yaml:3:13: liveKargs.replace[0] "ip=dhcp": format should be KEY=OLD=NEW`},
+		{"live karg with spaces", "coreOSInstallation: {}\nliveKargs:\n  append: [\"a b\"]\n", "one kernel argument per entry"},
+		{"misspelt liveKargs key", "coreOSInstallation: {}\nliveKargs:\n  appends: [a]\n", `unknown key "appends" in liveKargs (did you mean "append"?)`},
+		{"keyfiles not a list", "coreOSInstallation: {}\nnetwork:\n  keyfiles: eth0.nmconnection\n", "sno.yaml:3:13: network.keyfiles must be a list"},
+		{"keyfile not a path", "coreOSInstallation: {}\nnetwork:\n  keyfiles: [{}]\n", "network.keyfiles[0] must be the path of a keyfile"},
 		{"repeated key", "coreOSInstallation:\n  wipeDisk: true\n  wipeDisk: false\n", `sno.yaml:3:3: key "wipeDisk" is repeated`},
 		{"both sections", "coreOSInstallation:\n  installationDisk: /dev/sda\nbootstrapInPlace:\n  installationDisk: /dev/sda\n", "both coreOSInstallation and bootstrapInPlace"},
 		{"no section", "# nothing yet\n", "is empty"},
@@ -164,5 +214,20 @@ func TestParseInstallConfig(t *testing.T) {
 				t.Errorf("disk %q, error %v; want %q", inst.Disk, err, c.want)
 			}
 		})
+	}
+}
+
+func TestLoadConfigOutput(t *testing.T) {
+	cfg, err := LoadConfig(writeFile(t, filepath.Join(t.TempDir(), "sno.yaml"), `coreOSInstallation:
+  installationDisk: /dev/vda
+output:
+  kind: minimal
+  rootfsURL: http://192.0.2.1/rhcos-live-rootfs.x86_64.img
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Output{Kind: "minimal", RootfsURL: "http://192.0.2.1/rhcos-live-rootfs.x86_64.img"}); cfg.Output != want {
+		t.Errorf("output %+v, want %+v", cfg.Output, want)
 	}
 }

@@ -11,6 +11,11 @@ type LiveIgnitionOptions struct {
 	// AllowAnyIgnition lets a config that is not bootstrap-in-place through, validated
 	// and unchanged, without install-to-disk.
 	AllowAnyIgnition bool
+	// Customizations for the installed node are merged into one MachineConfig that the
+	// config carries at CustomizationManifestPath(RoleMaster), where bootkube hands it to
+	// the Machine Config Operator. Their own warnings are left to the caller
+	// (Customization.Warnings); the merge's are returned.
+	Customizations []*Customization
 }
 
 // PrepareLiveIgnition turns the bootstrap-in-place Ignition from openshift-install into the
@@ -24,6 +29,10 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	if !ig.IsBootstrapInPlace() {
 		if !opts.AllowAnyIgnition {
 			return nil, warnings, fmt.Errorf("%w, or pass --allow-any-ignition to embed this config unchanged", errNotBootstrapInPlace)
+		}
+		if len(opts.Customizations) > 0 {
+			return nil, warnings, errors.New("customizations of the installed node need a bootstrap-in-place config: " +
+				"they reach the node through its bootkube and Machine Config Operator")
 		}
 		if opts.Installation.Disk != "" {
 			warnings = append(warnings, Warning{Path: "installationDisk",
@@ -47,12 +56,19 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("writing the live Ignition config"), err)
 	}
+	var customizationWarnings []Warning
+	if len(opts.Customizations) > 0 {
+		if out, customizationWarnings, err = addCustomizationManifest(out, ig.Version, opts.Customizations); err != nil {
+			return nil, warnings, err
+		}
+	}
 	// Report what the output config warns about, not the input: the input's install-to-disk
 	// (with its missing [Install] section) is gone.
 	_, outWarnings, err := ParseIgnition(out)
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("re-reading the live Ignition config"), err)
 	}
+	outWarnings = append(outWarnings, customizationWarnings...)
 	for _, w := range diskWarnings {
 		outWarnings = append(outWarnings, Warning{Path: "installationDisk", Message: w})
 	}
