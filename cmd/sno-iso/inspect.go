@@ -197,7 +197,10 @@ func printInspection(w io.Writer, r *inspection) {
 	if in := r.Installation; in != nil {
 		fmt.Fprintf(w, "Installation:  to %s by coreos-installer %s\n", in.Disk, strings.Join(in.InstallerArgs, " "))
 		if len(in.MachineConfigs) > 0 {
-			fmt.Fprintf(w, "               MachineConfigs: %s\n", strings.Join(in.MachineConfigs, ", "))
+			fmt.Fprintf(w, "               MachineConfigs handed to the Machine Config Operator:\n")
+			for _, name := range in.MachineConfigs {
+				fmt.Fprintf(w, "                 %s\n", name)
+			}
 		}
 	}
 	if k := r.Kargs; k != nil {

@@ -50,7 +50,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			buildCommand(),
 			ignitionCommand(),
+			kargsCommand(),
+			networkCommand(),
+			resetCommand(),
 			inspectCommand(),
+			minimalCommand(),
+			machineconfigCommand(),
+			pxeCommand(),
 			devCommand(),
 		},
 	}

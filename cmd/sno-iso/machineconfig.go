@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/urfave/cli/v2"
+)
+
+func machineconfigCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "machineconfig",
+		Usage:     "turn the customizations of a pointer Ignition config into openshift-install's MachineConfig",
+		ArgsUsage: "USER.ign",
+		Description: "Writes the MachineConfig 99-installer-ignition-ROLE that openshift-install makes of an edited\n" +
+			"master.ign or worker.ign: the user's config without its ignition.config merge or replace source,\n" +
+			"so that the Machine Config Operator knows and keeps the customizations. It is written only when\n" +
+			"USER.ign means something else than the base: key order, whitespace, the spec version, the order\n" +
+			"of files or units and the spelling of data URLs are not customizations. Without --base the base\n" +
+			"is an empty config, so any content counts. spec.config takes a spec version the MCO reads\n" +
+			"(3.0 is translated to 3.1; 3.5 goes down to 3.4 unless it uses what 3.4 lacks).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "role", Usage: "the machine config pool, master or worker", Required: true},
+			&cli.StringFlag{Name: "base", Usage: "the default pointer config `FILE` that USER.ign was edited from"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (default: standard output)"},
+			forceFlag("replace an existing output file"),
+		},
+		Action: machineconfig,
+	}
+}
+
+func machineconfig(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("machineconfig takes exactly one Ignition config argument, got %d (see --help)", c.NArg())
+	}
+	role := c.String("role")
+	if role != coreos.RoleMaster && role != coreos.RoleWorker {
+		return usagef("--role %q: give master or worker", role)
+	}
+	userPath := c.Args().First()
+	user, err := readConfigArg(userPath)
+	if err != nil {
+		return err
+	}
+	var base []byte
+	basePath := c.String("base")
+	if basePath != "" {
+		if base, err = readConfigArg(basePath); err != nil {
+			return err
+		}
+	}
+	mc, warnings, err := coreos.PointerCustomization(role, user, base)
+	if err != nil {
+		return fmt.Errorf("%s: %w", userPath, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s\n", userPath, w)
+	}
+	if mc == nil {
+		than := "an empty config"
+		if basePath != "" {
+			than = basePath
+		}
+		fmt.Fprintf(c.App.ErrWriter, "nothing was customized: %s adds nothing to %s that a MachineConfig can carry; no MachineConfig written\n", userPath, than)
+		return nil
+	}
+	manifest, err := mc.YAML()
+	if err != nil {
+		return err
+	}
+	out := c.String("output")
+	if out == "" || out == "-" {
+		_, err := c.App.Writer.Write(manifest)
+		return err
+	}
+	img, err := isobuilder.NewImage(bytes.NewReader(manifest), int64(len(manifest)))
+	if err != nil {
+		return err
+	}
+	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",
+		out, mc.Name, mc.IgnitionVersion)
+	return nil
+}
+
+// readConfigArg reads an Ignition config file named on the command line, bounded like any
+// Ignition input.
+func readConfigArg(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxIgnitionInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(raw) > maxIgnitionInput {
+		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", path, maxIgnitionInput>>20)
+	}
+	return raw, nil
+}
+
+// customizations loads the node's customizations, the --customize files or else sno.yaml's,
+// and checks that they merge: a conflict between two of the user's files is about them,
+// not about the bootstrap-in-place config they go into.
+func (in nodeInputs) customizations(cfg *coreos.Config) ([]*coreos.Customization, []string, error) {
+	paths := cfg.Customizations
+	if in.Customizations != nil {
+		paths = in.Customizations
+	}
+	var parts []*coreos.Customization
+	var warnings []string
+	for _, p := range paths {
+		c, err := coreos.LoadCustomization(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, c)
+		for _, w := range c.Warnings() {
+			warnings = append(warnings, w.String())
+		}
+	}
+	if _, _, err := coreos.MergeCustomizations(coreos.RoleMaster, parts, ""); err != nil {
+		return nil, nil, err
+	}
+	return parts, warnings, nil
+}

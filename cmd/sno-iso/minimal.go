@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/urfave/cli/v2"
+)
+
+func minimalCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "minimal",
+		Usage:     "make a minimal ISO: the live ISO without its root file system, fetched over HTTP(S) at boot",
+		ArgsUsage: "ISO OUT",
+		Description: "Writes OUT (- for standard output): byte for byte what `coreos-installer iso extract minimal-iso`\n" +
+			"writes when the ISO carries coreos/miniso.dat, else a rebuilt ISO that still boots from CD and USB stick.\n" +
+			"Without --rootfs-url the live system needs coreos.live.rootfs_url= added at boot (or PXE).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "rootfs-url", Usage: "fetch the root file system from `URL` (added as coreos.live.rootfs_url=)"},
+			&cli.StringFlag{Name: "output-rootfs", Usage: "also write images/pxeboot/rootfs.img to `FILE`, for serving at the URL"},
+			forceFlag("replace existing output files"),
+			&cli.BoolFlag{Name: "rebuild", Usage: "rebuild the ISO even when coreos/miniso.dat could rebuild the minimal ISO"},
+		},
+		Action: minimal,
+	}
+}
+
+func minimal(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usagef("minimal takes an ISO and an output (- for standard output), got %d arguments", c.NArg())
+	}
+	isoPath, out := c.Args().Get(0), c.Args().Get(1)
+	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
+	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
+	if opts.RootfsURL != "" {
+		if err := isobuilder.CheckRootfsURL(opts.RootfsURL); err != nil {
+			return err
+		}
+	}
+	if out == "-" {
+		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
+			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or name an output file")
+		}
+	} else if err := refuseExisting(out, force); err != nil {
+		return err
+	}
+	if rootfsOut != "" {
+		if err := refuseExisting(rootfsOut, force); err != nil {
+			return err
+		}
+	}
+	iso, err := isobuilder.Open(isoPath)
+	if err != nil {
+		return err
+	}
+	defer iso.Close()
+	if err := iso.CheckPristine(); err != nil {
+		return fmt.Errorf("%s: %w", isoPath, err)
+	}
+	dir := tempDirFor(out)
+	var media *isobuilder.DerivedISO
+	if c.Bool("rebuild") {
+		media, err = iso.Rebuild(c.Context, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
+	} else {
+		media, err = minimalMedia(c.Context, iso, dir, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", isoPath, err)
+	}
+	defer media.Close()
+	commitRootfs := func() error { return nil }
+	if rootfsOut != "" {
+		commit, discard, err := iso.WriteRootfs(c.Context, rootfsOut, force)
+		if err != nil {
+			return err
+		}
+		defer discard()
+		commitRootfs = commit
+	}
+	img, err := media.Image()
+	if err != nil {
+		return err
+	}
+	if err := writeDerived(c, media, img, out); err != nil {
+		return err
+	}
+	if err := commitRootfs(); err != nil {
+		return err
+	}
+	if out != "-" {
+		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
+	}
+	return nil
+}
+
+func rootfsNote(url string) string {
+	if url == "" {
+		return "; it boots only with coreos.live.rootfs_url= added (sno-iso kargs modify -a) or over PXE"
+	}
+	return ": the live system fetches its root file system from " + url
+}
+
+// minimalMedia makes the minimal ISO of iso in dir: from coreos/miniso.dat when the ISO has
+// one and is pristine (the exact bytes coreos-installer makes), else by rebuilding the ISO.
+func minimalMedia(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
+	if iso.HasMiniso && iso.Kargs != nil && iso.CheckPristine() == nil {
+		return iso.MinimalFromMiniso(ctx, dir, opts)
+	}
+	return iso.Rebuild(ctx, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
+}
+
+// writeDerived writes a derived ISO to out: renamed into place for a file, streamed for -.
+func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string) error {
+	if out == "-" {
+		opts, done := progress(c, img.Size())
+		defer done()
+		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
+	}
+	return media.Commit(c.Context, img, out, c.Bool("force"))
+}
+
+// refuseExisting fails early, before any work, when path exists and force is not given.
+func refuseExisting(path string, force bool) error {
+	if _, err := os.Lstat(path); err == nil && !force {
+		return fmt.Errorf("writing %s: file exists; use --force to replace it", path)
+	}
+	return nil
+}
+
+// tempDirFor is where the temporary image for out goes: beside it, so that it is renamed
+// into place, or the temporary directory for standard output.
+func tempDirFor(out string) string {
+	if out == "-" {
+		return os.TempDir()
+	}
+	return filepath.Dir(out)
+}
+
+// hasIPKarg reports whether kargs configure the network statically (ip=).
+func hasIPKarg(kargs string) bool {
+	for _, k := range strings.Fields(kargs) {
+		if strings.HasPrefix(k, "ip=") {
+			return true
+		}
+	}
+	return false
+}
