@@ -74,9 +74,11 @@ type kargsArea struct {
 }
 
 type minimalISOReport struct {
-	// Available is true when coreos/miniso.dat can rebuild the minimal ISO byte for byte.
-	Available bool   `json:"available"`
-	Reason    string `json:"reason,omitempty"`
+	// Available is true when `sno-iso minimal` can make a minimal ISO of this one.
+	Available bool `json:"available"`
+	// Method is "miniso.dat" (byte for byte what coreos-installer writes) or "rebuild".
+	Method string `json:"method,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func inspect(c *cli.Context) error {
@@ -160,18 +162,22 @@ func usedBytes(area []byte) int64 {
 	return int64(n)
 }
 
-// minimalAvailability says whether a minimal ISO can be rebuilt from miniso.dat, which needs
-// the ISO to be pristine because the table refers to the full ISO's bytes.
+// minimalAvailability says whether `sno-iso minimal` can work on the ISO: it needs the
+// rootfs to leave out, and no customization (miniso.dat refers to the pristine bytes, and a
+// minimal ISO is made before its own customization).
 func minimalAvailability(iso *isobuilder.LiveISO, r *inspection, files initrd.Files) minimalISOReport {
-	switch {
-	case !iso.HasMiniso:
-		return minimalISOReport{Reason: "no coreos/miniso.dat (built before 2021-12)"}
-	case len(files) > 0:
-		return minimalISOReport{Reason: "the Ignition area is not empty (`sno-iso ignition remove` empties it)"}
-	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:
-		return minimalISOReport{Reason: "the kernel arguments differ from the defaults"}
+	if _, _, err := iso.Locate("IMAGES/PXEBOOT/ROOTFS.IMG"); err != nil {
+		return minimalISOReport{Reason: "there is no images/pxeboot/rootfs.img to leave out: this is a minimal ISO already"}
 	}
-	return minimalISOReport{Available: true}
+	switch {
+	case len(files) > 0:
+		return minimalISOReport{Reason: "the Ignition area is not empty (`sno-iso reset` undoes the customizations)"}
+	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:
+		return minimalISOReport{Reason: "the kernel arguments differ from the defaults (`sno-iso reset` undoes the customizations)"}
+	case iso.HasMiniso:
+		return minimalISOReport{Available: true, Method: "miniso.dat"}
+	}
+	return minimalISOReport{Available: true, Method: "rebuild"}
 }
 
 func printInspection(w io.Writer, r *inspection) {
@@ -223,9 +229,12 @@ func printInspection(w io.Writer, r *inspection) {
 	} else {
 		fmt.Fprintf(w, "Features:      none declared (no coreos/features.json)\n")
 	}
-	if r.MinimalISO.Available {
-		fmt.Fprintf(w, "Minimal ISO:   can be extracted\n")
-	} else {
+	switch {
+	case r.MinimalISO.Method == "miniso.dat":
+		fmt.Fprintf(w, "Minimal ISO:   can be extracted from coreos/miniso.dat, as coreos-installer does\n")
+	case r.MinimalISO.Available:
+		fmt.Fprintf(w, "Minimal ISO:   can be rebuilt (no coreos/miniso.dat)\n")
+	default:
 		fmt.Fprintf(w, "Minimal ISO:   cannot be extracted: %s\n", r.MinimalISO.Reason)
 	}
 }

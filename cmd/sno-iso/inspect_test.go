@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,15 +21,16 @@ func TestInspectFixtureFacts(t *testing.T) {
 		kargsOffsets         []int64
 		kargsSize            int
 		defaultKargs         string
-		minimal, network     bool
+		minimalMethod        string
+		network              bool
 	}{
-		{"embed-areas-2020-09.iso", "rhcos-46.82.202112161843-0", "x86_64", 92160, 262144, "images/ignition.img", "", nil, 0, "", false, false},
+		{"embed-areas-2020-09.iso", "rhcos-46.82.202112161843-0", "x86_64", 92160, 262144, "images/ignition.img", "", nil, 0, "", "rebuild", false},
 		{"embed-areas-2021-01.iso", "rhcos-47.84.202112162337-0", "x86_64", 96256, 262144, "images/ignition.img", "coreKarg header", []int64{94026, 365415}, 1131,
-			"random.trust_cpu=on coreos.liveiso=rhcos-47.84.202112162337-0 ignition.firstboot ignition.platform.id=metal", false, false},
-		{"embed-areas-2021-12.iso", "fedora-coreos-35.20211216.dev.0", "x86_64", 161792, 262144, "images/ignition.img", "coreos/kargs.json", []int64{139086, 431050}, 1139, "", true, true},
+			"random.trust_cpu=on coreos.liveiso=rhcos-47.84.202112162337-0 ignition.firstboot ignition.platform.id=metal", "rebuild", false},
+		{"embed-areas-2021-12.iso", "fedora-coreos-35.20211216.dev.0", "x86_64", 161792, 262144, "images/ignition.img", "coreos/kargs.json", []int64{139086, 431050}, 1139, "", "miniso.dat", true},
 		{"embed-areas-2023-07.x86_64.iso", "fedora-coreos-38.20230718.dev.0", "x86_64", 139264, 262144, "coreos/igninfo.json", "coreos/kargs.json", []int64{137037, 408522}, 1139,
-			"mitigations=auto,nosmt coreos.liveiso=fedora-coreos-38.20230718.dev.0 ignition.firstboot ignition.platform.id=metal", true, true},
-		{"embed-areas-2023-07.s390x.iso", "fedora-coreos-38.20230718.dev.0", "s390x", 203776, 262144, "coreos/igninfo.json", "coreos/kargs.json", []int64{138368}, 896, "", true, true},
+			"mitigations=auto,nosmt coreos.liveiso=fedora-coreos-38.20230718.dev.0 ignition.firstboot ignition.platform.id=metal", "miniso.dat", true},
+		{"embed-areas-2023-07.s390x.iso", "fedora-coreos-38.20230718.dev.0", "s390x", 203776, 262144, "coreos/igninfo.json", "coreos/kargs.json", []int64{138368}, 896, "", "miniso.dat", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -62,7 +64,7 @@ func TestInspectFixtureFacts(t *testing.T) {
 					t.Errorf("default kargs %q", r.Kargs.Default)
 				}
 			}
-			if r.MinimalISO.Available != c.minimal {
+			if !r.MinimalISO.Available || r.MinimalISO.Method != c.minimalMethod {
 				t.Errorf("minimal ISO %+v", r.MinimalISO)
 			}
 			if (r.Features != nil && r.Features.LiveInitrdNetwork) != c.network {
@@ -104,9 +106,23 @@ func TestInspectShowsEmbeddedMembers(t *testing.T) {
 		t.Fatal("minimal ISO said available on a customized ISO")
 	}
 	text := string(mustSno(t, nil, "inspect", iso))
-	for _, want := range []string{"config.ign (35 bytes)", "fedora-coreos-38.20230718.dev.0", "cannot be extracted"} {
+	for _, want := range []string{"config.ign (35 bytes)", "fedora-coreos-38.20230718.dev.0", "`sno-iso reset` undoes the customizations"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("inspect text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestInspectMinimalISO: a minimal ISO has no rootfs to leave out, and inspect says so.
+func TestInspectMinimalISO(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	minimal := filepath.Join(t.TempDir(), "minimal.iso")
+	mustSno(t, nil, "minimal", iso, minimal)
+	var r inspection
+	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", minimal), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.MinimalISO.Available || !strings.Contains(r.MinimalISO.Reason, "minimal ISO already") {
+		t.Fatalf("minimal ISO report %+v", r.MinimalISO)
 	}
 }
