@@ -22,6 +22,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/bipgen"
 )
 
 // Every way the media can be booted: firmware × CD or USB stick (the hybrid MBR/GPT).
@@ -70,6 +73,41 @@ var bootCases = []bootCase{
 	{"minimal-miniso", minimalBootImage(false), allBootModes, bootWant{kargs: minimalBootKargs, ignition: bootConfig}},
 	{"minimal-rebuilt", minimalBootImage(true), allBootModes, bootWant{kargs: minimalBootKargs, ignition: bootConfig}},
 	{"grown-embed-area", grownBootImage, allBootModes, bootWant{kargs: lookalikeKargs, ignition: grownBootConfig}},
+	// The main job: a bootstrap-in-place config through `sno-iso build` with an sno.yaml.
+	{"sno-iso-build-bootstrap-in-place", bipBuildImage, allBootModes, bootWant{kargs: lookalikeKargs, ignition: bipBootPrepared}},
+}
+
+// bipBootDisk is where the booted node would install itself.
+const bipBootDisk = "/dev/disk/by-id/virtio-sno-boot"
+
+// bipBootInput is a generated bootstrap-in-place config; bipBootPrepared is the live config
+// that build must embed for it, made here through the library, so that the boot also checks
+// that the binary embeds exactly what the preparation produces.
+var bipBootInput, bipBootPrepared = prepareBIPForBoot()
+
+func prepareBIPForBoot() (input, prepared []byte) {
+	input, err := bipgen.Generate(bipgen.Options{Seed: 3})
+	if err != nil {
+		panic(err)
+	}
+	prepared, _, err = coreos.PrepareLiveIgnition(input, coreos.LiveIgnitionOptions{
+		Installation: coreos.Installation{Disk: bipBootDisk},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return input, prepared
+}
+
+func bipBuildImage(t *testing.T, pristine, dir string) string {
+	ign := filepath.Join(dir, "bootstrap-in-place-for-live-iso.ign")
+	if err := os.WriteFile(ign, bipBootInput, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+bipBootDisk+"\n")
+	out := filepath.Join(dir, "sno.iso")
+	mustSno(t, nil, "build", "--iso", pristine, "--ignition", ign, "--config", cfg, "-o", out)
+	return out
 }
 
 const bootIPKarg = "ip=192.0.2.10::192.0.2.1:255.255.255.0:sno:eno1:none"
