@@ -57,6 +57,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			minimalCommand(),
 			machineconfigCommand(),
 			pxeCommand(),
+			serveCommand(),
 			devCommand(),
 		},
 	}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/serve"
+	"github.com/urfave/cli/v2"
+)
+
+// The files of a node directory for serve.
+const (
+	nodeIgnition = "bootstrap-in-place-for-live-iso.ign"
+	nodeConfig   = "sno.yaml"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve each node's customized ISO, minimal ISO and PXE files over HTTP, composed from the pristine ISO without copying it",
+		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + nodeIgnition + " and, optionally,\n" +
+			"DIR/NODE/" + nodeConfig + " (paths in it are relative to it). The URLs, short and without query strings for BMCs:\n" +
+			"  /NODE.iso            what `sno-iso build` writes for the node\n" +
+			"  /NODE-minimal.iso    what `sno-iso build --minimal` writes, fetching /rootfs.img\n" +
+			"  /NODE/boot.ipxe      with /NODE/vmlinuz, /NODE/initrd.img, /NODE/rootfs.img: what `pxe build --base-url URL/NODE` writes\n" +
+			"  /rootfs.img          the ISO's root file system\n" +
+			"  /                    the list of nodes and their URLs\n" +
+			"A node is prepared on its first request and again when its files change; the ISO is parsed\n" +
+			"once, and again if the file changes. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
+			"progress finish for up to 30 seconds.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: ":8080", Usage: "listen on `ADDRESS` (host:port; port 0 picks one)"},
+			&cli.StringFlag{Name: "iso", Usage: "the pristine RHCOS live `ISO`", Required: true},
+			&cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node", Required: true},
+			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http://ADDRESS when --listen names one)"},
+			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
+		},
+		Action: serveNodes,
+	}
+}
+
+func serveNodes(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usagef("serve takes no arguments, got %q; the ISO goes in --iso and the nodes directory in --nodes", c.Args().Slice())
+	}
+	if n := c.Int("max-concurrent"); n < 1 {
+		return usagef("--max-concurrent must be at least 1, got %d", n)
+	}
+	baseURL, err := parseBaseURL(c.String("base-url"))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if baseURL == "" {
+		baseURL = listenURL(ln.Addr())
+	}
+	isoPath := c.String("iso")
+	srv, err := serve.New(serve.Config{
+		ISO:           isoPath,
+		NodesDir:      c.String("nodes"),
+		Prepare:       prepareServedNode(isoPath),
+		Minimal:       minimalMedia,
+		BaseURL:       baseURL,
+		MaxConcurrent: c.Int("max-concurrent"),
+		Log:           c.App.ErrWriter,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	where := "http://" + ln.Addr().String()
+	if baseURL != "" {
+		where = baseURL
+	}
+	fmt.Fprintf(c.App.ErrWriter, "Serving the nodes of %s at %s/ (Ctrl-C to stop)\n", c.String("nodes"), where)
+	if baseURL == "" {
+		fmt.Fprintf(c.App.ErrWriter, "Note: without --base-url, boot.ipxe names the address each request was sent to, and minimal ISOs need output.rootfsURL in their sno.yaml\n")
+	}
+	return srv.Serve(c.Context, ln)
+}
+
+// listenURL is the server's URL when it listens on one address; "" when it listens on all,
+// as then no single address is known to reach it.
+func listenURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP == nil || tcp.IP.IsUnspecified() {
+		return ""
+	}
+	return "http://" + tcp.String()
+}
+
+// prepareServedNode prepares a node directory exactly as `build --ignition DIR/NODE/` +
+// nodeIgnition + ` --config DIR/NODE/sno.yaml` (without --config when there is none) and
+// `pxe build` with the same flags would.
+func prepareServedNode(isoPath string) serve.PrepareFunc {
+	return func(dir string) (*serve.Node, []string, error) {
+		in := nodeInputs{IgnitionPath: filepath.Join(dir, nodeIgnition), ConfigPath: filepath.Join(dir, nodeConfig)}
+		inputs := []string{in.IgnitionPath, in.ConfigPath}
+		if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
+			in.ConfigPath = ""
+		} else if cfg, err := coreos.LoadConfig(in.ConfigPath); err == nil {
+			inputs = append(append(inputs, cfg.NetworkKeyfiles...), cfg.Customizations...)
+		}
+		p, err := in.prepare()
+		if err != nil {
+			return nil, inputs, err
+		}
+		return &serve.Node{
+			Image: func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+				return p.image(iso, isoPath)
+			},
+			Payload: p.Payload,
+			BootIPXE: func(iso *isobuilder.LiveISO, baseURL string) ([]byte, error) {
+				kargs, err := pxeKargs(iso, p.LiveKargs)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", isoPath, err)
+				}
+				return bootLayout{BaseURL: baseURL, Kargs: kargs}.ipxe(), nil
+			},
+			RootfsURL: p.Output.RootfsURL,
+			Warnings:  p.Warnings,
+		}, inputs, nil
+	}
+}

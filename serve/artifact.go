@@ -1,0 +1,275 @@
+package serve
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
+)
+
+// Content types of the artifacts.
+const (
+	isoType    = "application/x-iso9660-image"
+	binaryType = "application/octet-stream"
+	textType   = "text/plain; charset=utf-8"
+)
+
+const (
+	// sendfileMin is the span from which reopening the file for sendfile pays off; shorter
+	// spans (a 1 KiB range read) are read through a pooled buffer.
+	sendfileMin = 128 << 10
+	// writeChunk bounds each write, so the write deadline is renewed at least this often.
+	writeChunk = 4 << 20
+	// writeTimeout is how long a client may take to accept writeChunk bytes: a stalled
+	// client must not hold a concurrency slot forever.
+	writeTimeout = time.Minute
+)
+
+// artifact is one served file: parts laid end to end, each either bytes in memory or a
+// span of a file (the ISO, or a minimal ISO made from it). It is immutable and shared by
+// every request for the same content.
+type artifact struct {
+	size        int64
+	etag        string // strong, quoted
+	modTime     time.Time
+	contentType string
+	file        *sourceFile // where file parts are read; nil when there are none
+	parts       []part
+}
+
+// part is size bytes of an artifact from start: data, or the file's bytes at fileOff.
+type part struct {
+	start, size int64
+	data        []byte
+	fileOff     int64
+}
+
+// artifactBuilder lays parts end to end and hashes what identifies the content.
+type artifactBuilder struct {
+	a *artifact
+	h hash.Hash
+}
+
+// newArtifact starts an artifact whose identity is derived from identity (the source
+// file's, and what makes this artifact differ from other artifacts over it).
+func newArtifact(file *sourceFile, contentType string, modTime time.Time, identity ...string) *artifactBuilder {
+	b := &artifactBuilder{a: &artifact{file: file, contentType: contentType, modTime: modTime.UTC().Truncate(time.Second)}, h: sha256.New()}
+	if file != nil {
+		io.WriteString(b.h, file.id)
+	}
+	for _, s := range identity {
+		fmt.Fprintf(b.h, "%d:%s", len(s), s)
+	}
+	return b
+}
+
+func (b *artifactBuilder) addData(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	b.a.parts = append(b.a.parts, part{start: b.a.size, size: int64(len(data)), data: data})
+	b.a.size += int64(len(data))
+	fmt.Fprintf(b.h, "d%d:", len(data))
+	b.h.Write(data)
+}
+
+func (b *artifactBuilder) addFile(off, size int64) {
+	if size == 0 {
+		return
+	}
+	b.a.parts = append(b.a.parts, part{start: b.a.size, size: size, fileOff: off})
+	b.a.size += size
+	var rec [17]byte
+	rec[0] = 'f'
+	binary.BigEndian.PutUint64(rec[1:], uint64(off))
+	binary.BigEndian.PutUint64(rec[9:], uint64(size))
+	b.h.Write(rec[:])
+}
+
+func (b *artifactBuilder) done() *artifact {
+	sum := b.h.Sum(nil)
+	b.a.etag = `"` + hex.EncodeToString(sum[:16]) + `"`
+	return b.a
+}
+
+// imageArtifact serves img, whose base is file: the base's bytes between the patches.
+func imageArtifact(file *sourceFile, img *isobuilder.Image, modTime time.Time, identity ...string) *artifact {
+	b := newArtifact(file, isoType, modTime, identity...)
+	var pos int64
+	for _, p := range img.Patches() {
+		b.addFile(pos, p.Offset-pos)
+		b.addData(p.Data)
+		pos = p.Offset + int64(len(p.Data))
+	}
+	b.addFile(pos, img.Size()-pos)
+	return b.done()
+}
+
+// sourceFile is an open file that artifacts read from, with what identifies its contents.
+type sourceFile struct {
+	f    *os.File
+	info os.FileInfo
+	// id names the contents for ETags: the same id means the same bytes.
+	id string
+	// procPath reopens the same file as a new open file description, with its own offset,
+	// so each request can hand the kernel a file to sendfile from.
+	procPath string
+}
+
+func newSourceFile(f *os.File, id string) (*sourceFile, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return &sourceFile{f: f, info: info, id: id, procPath: "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))}, nil
+}
+
+// copyBufPool holds the buffers of short and non-sendfile copies; they never grow with
+// the file.
+var copyBufPool = sync.Pool{New: func() any { return new([sendfileMin]byte) }}
+
+// bodyWriter writes an artifact's bytes to a response, one request's worth of state: the
+// reopened file for sendfile and the write deadline.
+type bodyWriter struct {
+	w    io.Writer
+	rc   *http.ResponseController
+	file *sourceFile
+	own  *os.File // this request's descriptor of file; nil until a long span needs it
+	// noSendfile is set once reopening failed (no /proc): copy through a buffer.
+	noSendfile bool
+}
+
+func newBodyWriter(w http.ResponseWriter, file *sourceFile) *bodyWriter {
+	return &bodyWriter{w: w, rc: http.NewResponseController(w), file: file}
+}
+
+// close releases the request's descriptor.
+func (bw *bodyWriter) close() {
+	if bw.own != nil {
+		bw.own.Close()
+	}
+}
+
+// extendDeadline gives the client writeTimeout for the next chunk. Writers that cannot
+// set deadlines (a test recorder) simply have none.
+func (bw *bodyWriter) extendDeadline() {
+	bw.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+}
+
+// writeRange writes bytes [off, off+n) of a.
+func (bw *bodyWriter) writeRange(a *artifact, off, n int64) error {
+	end := off + n
+	for _, p := range a.parts {
+		if p.start+p.size <= off || p.start >= end {
+			continue
+		}
+		from, to := max(off, p.start)-p.start, min(end, p.start+p.size)-p.start
+		if p.data != nil {
+			if err := bw.write(p.data[from:to]); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := bw.copyFile(p.fileOff+from, to-from); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (bw *bodyWriter) write(data []byte) error {
+	for len(data) > 0 {
+		chunk := data[:min(len(data), writeChunk)]
+		bw.extendDeadline()
+		if _, err := bw.w.Write(chunk); err != nil {
+			return err
+		}
+		data = data[len(chunk):]
+	}
+	return nil
+}
+
+// copyFile writes n bytes of the source file at off: by sendfile from this request's own
+// descriptor when the span is long, else through a pooled buffer.
+func (bw *bodyWriter) copyFile(off, n int64) error {
+	if n >= sendfileMin && bw.reopen() {
+		return bw.sendfile(off, n)
+	}
+	buf := copyBufPool.Get().(*[sendfileMin]byte)
+	defer copyBufPool.Put(buf)
+	for n > 0 {
+		chunk := buf[:min(n, int64(len(buf)))]
+		got, err := bw.file.f.ReadAt(chunk, off)
+		if got < len(chunk) {
+			return shortRead(off+int64(got), err)
+		}
+		bw.extendDeadline()
+		if _, err := bw.w.Write(chunk); err != nil {
+			return err
+		}
+		off += int64(got)
+		n -= int64(got)
+	}
+	return nil
+}
+
+// sendfile copies through io.Copy with an *io.LimitedReader over an *os.File: net/http hands
+// that to the TCP connection, which moves the bytes with sendfile(2).
+func (bw *bodyWriter) sendfile(off, n int64) error {
+	if _, err := bw.own.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	for n > 0 {
+		chunk := min(n, writeChunk)
+		bw.extendDeadline()
+		copied, err := io.Copy(bw.w, &io.LimitedReader{R: bw.own, N: chunk})
+		if err != nil {
+			return err
+		}
+		if copied < chunk {
+			return shortRead(off+copied, nil)
+		}
+		off += copied
+		n -= copied
+	}
+	return nil
+}
+
+// reopen opens this request's own descriptor of the source file, once; false means copy
+// through a buffer. The new descriptor must name the same file: a different one means the
+// descriptor number was reused, and its bytes are not ours.
+func (bw *bodyWriter) reopen() bool {
+	if bw.own != nil {
+		return true
+	}
+	if bw.noSendfile {
+		return false
+	}
+	f, err := os.Open(bw.file.procPath)
+	if err == nil {
+		if info, serr := f.Stat(); serr == nil && os.SameFile(info, bw.file.info) {
+			bw.own = f
+			return true
+		}
+		f.Close()
+	}
+	bw.noSendfile = true
+	return false
+}
+
+func shortRead(off int64, err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("reading the source at byte %d: %w (was the ISO truncated?)", off, err)
+}

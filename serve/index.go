@@ -1,0 +1,77 @@
+package serve
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"strconv"
+)
+
+var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>sno-iso serve</title>
+<style>body{font-family:sans-serif} td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top} code{font-size:90%}</style>
+</head><body>
+<h1>sno-iso serve</h1>
+<p>ISO <code>{{.ISO}}</code> (volume id <code>{{.VolumeID}}</code>), nodes from <code>{{.NodesDir}}</code>.
+Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.img">{{.Base}}/rootfs.img</a></p>
+{{if .ListErr}}<p><strong>Cannot list the nodes: {{.ListErr}}</strong></p>{{end}}
+<table>
+<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th></tr>
+{{range .Nodes}}<tr><td>{{.Name}}</td>
+<td><a href="{{$.Base}}/{{.Name}}.iso">{{$.Base}}/{{.Name}}.iso</a></td>
+<td><a href="{{$.Base}}/{{.Name}}-minimal.iso">{{.Name}}-minimal.iso</a></td>
+<td><a href="{{$.Base}}/{{.Name}}/boot.ipxe">{{$.Base}}/{{.Name}}/boot.ipxe</a></td>
+<td><a href="{{$.Base}}/{{.Name}}/vmlinuz">vmlinuz</a>, <a href="{{$.Base}}/{{.Name}}/initrd.img">initrd.img</a></td>
+<td>{{.State}}</td></tr>
+{{else}}<tr><td colspan="6">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
+{{end}}</table>
+{{if .Skipped}}<h2>Not served</h2><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</body></html>
+`))
+
+type indexNode struct{ Name, State string }
+
+// serveIndex lists the nodes and their URLs, with the state of those already prepared:
+// listing does not prepare a node.
+func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoState) error {
+	base, err := s.baseURL(r)
+	if err != nil {
+		return err
+	}
+	l := s.listing()
+	data := struct {
+		ISO, VolumeID, NodesDir, Base string
+		ListErr                       error
+		Nodes                         []indexNode
+		Skipped                       []string
+	}{ISO: s.cfg.ISO, VolumeID: iso.iso.Volume.VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
+	for _, name := range l.nodes {
+		state := "not requested yet"
+		s.mu.Lock()
+		e := s.nodes[name]
+		s.mu.Unlock()
+		if e != nil {
+			if ns := e.cur.Load(); ns != nil && ns.fresh(iso) {
+				state = "ready"
+				if ns.err != nil {
+					state = "broken: " + ns.err.Error()
+				}
+			}
+		}
+		data.Nodes = append(data.Nodes, indexNode{name, state})
+	}
+	var page bytes.Buffer
+	if err := indexPage.Execute(&page, data); err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Content-Length", strconv.Itoa(page.Len()))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	_, err = w.Write(page.Bytes())
+	return err
+}

@@ -1,0 +1,199 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sno-iso/sno-iso/initrd"
+)
+
+// nodeName is what a node directory may be called to be served: short, URL-safe without
+// escaping, and unable to name anything outside the nodes directory. Names ending in
+// -minimal would make /<name>.iso ambiguous.
+var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+const minimalSuffix = "-minimal"
+
+func validNodeName(name string) bool {
+	return nodeName.MatchString(name) && !strings.HasSuffix(name, minimalSuffix)
+}
+
+// listing is the nodes directory as last read: re-read when the directory changes, which
+// adding, removing or renaming a node does.
+type listing struct {
+	stamp   fileStamp
+	nodes   []string // sorted
+	skipped []string // entries that are not served, with the reason
+	err     error
+}
+
+func readListing(dir string) *listing {
+	l := &listing{stamp: stamp(dir)}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		l.err = err
+		return l
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		// Follow symbolic links: the directory's owner put them there.
+		info, err := os.Stat(filepath.Join(dir, name))
+		switch {
+		case err != nil || !info.IsDir():
+			continue
+		case !validNodeName(name):
+			l.skipped = append(l.skipped, fmt.Sprintf("%s: not served; node names are 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit, not ending in %s", name, minimalSuffix))
+		default:
+			l.nodes = append(l.nodes, name)
+		}
+	}
+	slices.Sort(l.nodes)
+	return l
+}
+
+func (l *listing) has(name string) bool {
+	_, ok := slices.BinarySearch(l.nodes, name)
+	return ok
+}
+
+// nodeEntry holds the latest preparation of one node; mu makes concurrent requests for a
+// changed node wait for one preparation instead of each running their own.
+type nodeEntry struct {
+	mu  sync.Mutex
+	cur atomic.Pointer[nodeState]
+}
+
+// nodeState is a node prepared against one version of the ISO and of its files. Its
+// artifacts are made on first request.
+type nodeState struct {
+	name    string
+	iso     *isoState
+	stamps  map[string]fileStamp // by input path
+	modTime time.Time            // the latest of the inputs' and the ISO's
+	node    *Node
+	err     error // the node's files are broken
+
+	fullOnce sync.Once
+	full     *artifact
+	fullErr  error
+
+	initrdOnce sync.Once
+	initrd     *artifact
+	initrdErr  error
+
+	minimalMu sync.Mutex
+	minimal   map[string]*artifact // by rootfs URL
+}
+
+// fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
+func (ns *nodeState) fresh(iso *isoState) bool {
+	if ns.iso != iso {
+		return false
+	}
+	for path, st := range ns.stamps {
+		if !stamp(path).same(st) {
+			return false
+		}
+	}
+	return true
+}
+
+// prepareNode runs the command's preparation for the node in dir, and remembers what it read.
+func prepareNode(name, dir string, iso *isoState, prepare PrepareFunc) *nodeState {
+	node, inputs, err := prepare(dir)
+	ns := &nodeState{name: name, iso: iso, node: node, err: err, stamps: map[string]fileStamp{}, modTime: iso.stamp.modTime(), minimal: map[string]*artifact{}}
+	if err == nil && node == nil {
+		ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
+	}
+	// The directory itself changes when a file is added or renamed in it; a file the
+	// preparation looks for only if present is noticed that way.
+	for _, p := range append([]string{dir}, inputs...) {
+		st := stamp(p)
+		ns.stamps[p] = st
+		if t := st.modTime(); t.After(ns.modTime) {
+			ns.modTime = t
+		}
+	}
+	return ns
+}
+
+// fullISO is the node's customized ISO.
+func (ns *nodeState) fullISO() (*artifact, error) {
+	ns.fullOnce.Do(func() {
+		img, err := ns.node.Image(ns.iso.iso)
+		if err != nil {
+			ns.fullErr = fmt.Errorf("node %s: %w", ns.name, err)
+			return
+		}
+		ns.full = imageArtifact(ns.iso.file, img, ns.modTime, "full")
+	})
+	return ns.full, ns.fullErr
+}
+
+// initramfs is the ISO's live initramfs followed by the node's payload as its own xz newc
+// archive, what `pxe build` writes as initrd.img.
+func (ns *nodeState) initramfs() (*artifact, error) {
+	ns.initrdOnce.Do(func() {
+		if err := ns.iso.checkInitramfs(ns.node.Payload); err != nil {
+			ns.initrdErr = fmt.Errorf("node %s: %w", ns.name, err)
+			return
+		}
+		packed, err := initrd.Pack(ns.node.Payload)
+		if err != nil {
+			ns.initrdErr = fmt.Errorf("node %s: %w", ns.name, err)
+			return
+		}
+		stock := ns.iso.pxe[initramfsName]
+		b := newArtifact(ns.iso.file, binaryType, ns.modTime, "initramfs")
+		b.addFile(stock.Offset(), int64(stock.Length))
+		b.addData(packed)
+		ns.initrd = b.done()
+	})
+	return ns.initrd, ns.initrdErr
+}
+
+// minimalISO is the node's customization over the minimal ISO that fetches its rootfs from
+// rootfsURL.
+func (ns *nodeState) minimalISO(ctx, reqCtx context.Context, rootfsURL, tempDir string, build MinimalFunc) (*artifact, error) {
+	ns.minimalMu.Lock()
+	a := ns.minimal[rootfsURL]
+	ns.minimalMu.Unlock()
+	if a != nil {
+		return a, nil
+	}
+	base, err := ns.iso.minimalBase(ctx, reqCtx, rootfsURL, tempDir, build)
+	if err != nil {
+		return nil, err
+	}
+	img, err := ns.node.Image(base.derived.LiveISO)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", ns.name, err)
+	}
+	a = imageArtifact(base.file, img, ns.modTime, "minimal", rootfsURL)
+	ns.minimalMu.Lock()
+	ns.minimal[rootfsURL] = a
+	ns.minimalMu.Unlock()
+	return a, nil
+}
+
+// bootIPXE renders the node's iPXE script for files under baseURL.
+func (ns *nodeState) bootIPXE(baseURL string) (*artifact, error) {
+	script, err := ns.node.BootIPXE(ns.iso.iso, baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", ns.name, err)
+	}
+	b := newArtifact(nil, textType, ns.modTime, "ipxe")
+	b.addData(script)
+	return b.done(), nil
+}

@@ -1,0 +1,485 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/isobuilder"
+)
+
+// Node is one node's customization, as the command prepares it from the node's files. The
+// functions make what `sno-iso build` and `sno-iso pxe build` write, so the served bytes
+// are theirs.
+type Node struct {
+	// Image returns a pristine live ISO (the base ISO, or a minimal ISO made from it)
+	// customized for the node.
+	Image func(iso *isobuilder.LiveISO) (*isobuilder.Image, error)
+	// Payload is appended to the live initramfs for a network boot (config.ign, keyfiles).
+	Payload initrd.Files
+	// BootIPXE renders the node's iPXE script for the PXE files served under baseURL.
+	BootIPXE func(iso *isobuilder.LiveISO, baseURL string) ([]byte, error)
+	// RootfsURL is where the node's minimal ISO fetches its root file system; empty means
+	// this server's /rootfs.img.
+	RootfsURL string
+	// Warnings are logged once per preparation.
+	Warnings []string
+}
+
+// PrepareFunc prepares the node whose files are in dir. inputs are the files it read or
+// looked for, also when it fails: a change to any of them (or to dir) prepares the node
+// again, so a fixed file is picked up without a restart.
+type PrepareFunc func(dir string) (node *Node, inputs []string, err error)
+
+// MinimalFunc makes the minimal ISO of iso as a temporary file in dir.
+type MinimalFunc func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error)
+
+// Config says what a Server serves.
+type Config struct {
+	// ISO is the pristine live ISO. It is parsed once, and again when the file changes.
+	ISO string
+	// NodesDir holds a directory per node, named after the node.
+	NodesDir string
+	Prepare  PrepareFunc
+	// Minimal makes minimal ISOs; nil answers /<node>-minimal.iso with 501.
+	Minimal MinimalFunc
+	// BaseURL is the http URL at which nodes reach this server, for the rootfs URL of
+	// minimal ISOs and the URLs in boot.ipxe. Empty: boot.ipxe uses the request's Host,
+	// and a minimal ISO needs the node's own rootfs URL.
+	BaseURL string
+	// MaxConcurrent bounds the requests in progress; more are refused with 503.
+	MaxConcurrent int
+	// TempDir receives the minimal ISOs (one per rootfs URL, unlinked once open).
+	TempDir string
+	// Log receives one line per request and the nodes' warnings; nil discards them.
+	Log io.Writer
+}
+
+// DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
+// request holds at most two descriptors (its connection and its view of the ISO).
+const DefaultMaxConcurrent = 128
+
+// shutdownGrace is how long Serve lets requests in progress finish after ctx ends.
+const shutdownGrace = 30 * time.Second
+
+// Server is the http.Handler that serves the nodes. Create it with New; Close it.
+type Server struct {
+	cfg    Config
+	log    *log.Logger
+	sem    chan struct{}
+	ctx    context.Context // ends with Close: minimal ISO builds stop
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	iso      *isoState // nil after Close
+	isoErr   error     // the ISO changed and the new version cannot be served
+	badStamp fileStamp // the version isoErr is about, not parsed again
+	list     *listing
+	nodes    map[string]*nodeEntry
+	closing  sync.WaitGroup // retired ISO versions being closed
+}
+
+// New parses the ISO and checks the nodes directory.
+func New(cfg Config) (*Server, error) {
+	if cfg.Prepare == nil {
+		return nil, errors.New("serve: no Prepare function")
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.TempDir == "" {
+		cfg.TempDir = os.TempDir()
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if info, err := os.Stat(cfg.NodesDir); err != nil {
+		return nil, err
+	} else if !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory; --nodes names a directory with one subdirectory per node", cfg.NodesDir)
+	}
+	iso, err := openISO(cfg.ISO)
+	if err != nil {
+		return nil, err
+	}
+	out := cfg.Log
+	if out == nil {
+		out = io.Discard
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg: cfg, log: log.New(out, "", log.LstdFlags), sem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{},
+	}, nil
+}
+
+// Close stops minimal ISO builds, releases the ISO and removes the minimal ISOs. Requests
+// must be over (see Serve).
+func (s *Server) Close() error {
+	s.cancel()
+	s.mu.Lock()
+	if s.iso != nil {
+		s.retireLocked(s.iso)
+		s.iso = nil
+	}
+	s.mu.Unlock()
+	s.closing.Wait()
+	return nil
+}
+
+// Serve answers requests on ln until ctx ends, then stops accepting, lets the requests in
+// progress finish for up to 30 seconds, and closes the connections left.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          s.log,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(grace)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Printf("requests still in progress after %v: closing their connections", shutdownGrace)
+		err = srv.Close()
+	}
+	<-served
+	return err
+}
+
+// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<node>.iso,
+// /<node>-minimal.iso and /<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe}.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	lw := &logWriter{ResponseWriter: w}
+	var err error
+	defer func() { s.logRequest(r, lw, time.Since(start), err) }()
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	default:
+		lw.Header().Set("Retry-After", "5")
+		err = fmt.Errorf("busy: %d requests in progress, the most this server takes (--max-concurrent); retry later", cap(s.sem))
+		http.Error(lw, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		lw.Header().Set("Allow", "GET, HEAD")
+		http.Error(lw, r.Method+" is not allowed: this server only answers GET and HEAD", http.StatusMethodNotAllowed)
+		return
+	}
+	err = s.serve(lw, r)
+	var se *statusError
+	if errors.As(err, &se) && !lw.wroteHeader {
+		http.Error(lw, se.Error(), se.status)
+	}
+}
+
+// statusError is an answer other than the file: its status and a message for the client.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+func notFound(format string, args ...any) error {
+	return &statusError{http.StatusNotFound, fmt.Errorf(format, args...)}
+}
+
+// failed is a 500 naming what is wrong with the ISO or the node's files.
+func failed(err error) error {
+	var se *statusError
+	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	return &statusError{http.StatusInternalServerError, err}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
+	iso, err := s.acquireISO()
+	if err != nil {
+		return failed(err)
+	}
+	defer s.releaseISO(iso)
+	if r.URL.Path == "/" {
+		return s.serveIndex(w, r, iso)
+	}
+	a, err := s.resolve(r, iso)
+	if err != nil {
+		return failed(err)
+	}
+	return serveArtifact(w, r, a)
+}
+
+// resolve maps a path to the artifact it names.
+func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
+	p := r.URL.Path
+	if p == "/"+rootfsName {
+		return iso.pxeArtifact(rootfsName)
+	}
+	first, file, nested := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	if !nested {
+		stem, ok := strings.CutSuffix(first, ".iso")
+		if !ok {
+			return nil, notFound("%s: not found; the ISOs are /<node>.iso and /<node>-minimal.iso (see / for the list)", p)
+		}
+		name, minimal := strings.CutSuffix(stem, minimalSuffix)
+		ns, err := s.node(iso, name)
+		if err != nil {
+			return nil, err
+		}
+		if !minimal {
+			return ns.fullISO()
+		}
+		return s.minimalISO(r, ns)
+	}
+	switch file {
+	case kernelName, rootfsName, initramfsName, ipxeName:
+	default:
+		return nil, notFound("%s: not found; a node's network-boot files are %s, %s, %s and %s", p, kernelName, initramfsName, rootfsName, ipxeName)
+	}
+	if !s.listed(first) {
+		return nil, s.unknownNode(first)
+	}
+	switch file {
+	case kernelName, rootfsName:
+		// The same for every node: no need to prepare this one.
+		return iso.pxeArtifact(file)
+	}
+	ns, err := s.node(iso, first)
+	if err != nil {
+		return nil, err
+	}
+	if file == initramfsName {
+		return ns.initramfs()
+	}
+	base, err := s.baseURL(r)
+	if err != nil {
+		return nil, err
+	}
+	return ns.bootIPXE(base + "/" + ns.name)
+}
+
+const ipxeName = "boot.ipxe"
+
+func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
+	if s.cfg.Minimal == nil {
+		return nil, &statusError{http.StatusNotImplemented, errors.New("minimal ISOs are not available in this build of sno-iso serve")}
+	}
+	url := ns.node.RootfsURL
+	if url == "" {
+		if s.cfg.BaseURL == "" {
+			return nil, fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: start sno-iso serve with --base-url http://ADDRESS:PORT as the node reaches it, or set output.rootfsURL in its sno.yaml", ns.name)
+		}
+		url = s.cfg.BaseURL + "/" + rootfsName
+	}
+	return ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.cfg.Minimal)
+}
+
+// baseURL is the server's URL as nodes reach it: the configured one, else the Host the
+// request was sent to (iPXE runs on the node itself, so that address works for it).
+func (s *Server) baseURL(r *http.Request) (string, error) {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL, nil
+	}
+	if !validHost(r.Host) {
+		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; start sno-iso serve with --base-url", r.Host)}
+	}
+	return "http://" + r.Host, nil
+}
+
+func validHost(host string) bool {
+	if host == "" || len(host) > 255 {
+		return false
+	}
+	return strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]%") == ""
+}
+
+// listed reports whether name is a node of the nodes directory, re-reading the directory
+// when it changed.
+func (s *Server) listed(name string) bool {
+	return validNodeName(name) && s.listing().has(name)
+}
+
+func (s *Server) listing() *listing {
+	st := stamp(s.cfg.NodesDir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.list == nil || !st.same(s.list.stamp) {
+		s.list = readListing(s.cfg.NodesDir)
+		for name := range s.nodes {
+			if !s.list.has(name) {
+				delete(s.nodes, name)
+			}
+		}
+	}
+	return s.list
+}
+
+func (s *Server) unknownNode(name string) error {
+	return notFound("no node %q: the nodes are the subdirectories of %s (see / for the list)", name, s.cfg.NodesDir)
+}
+
+// node returns the node's preparation against iso, preparing it again when its files
+// changed; a node whose files are broken is an error naming the problem.
+func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
+	if !s.listed(name) {
+		return nil, s.unknownNode(name)
+	}
+	s.mu.Lock()
+	e := s.nodes[name]
+	if e == nil {
+		e = &nodeEntry{}
+		s.nodes[name] = e
+	}
+	s.mu.Unlock()
+	ns := e.cur.Load()
+	if ns == nil || !ns.fresh(iso) {
+		e.mu.Lock()
+		if ns = e.cur.Load(); ns == nil || !ns.fresh(iso) {
+			ns = prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.cfg.Prepare)
+			e.cur.Store(ns)
+			s.logPrepared(ns)
+		}
+		e.mu.Unlock()
+	}
+	if ns.err != nil {
+		return nil, fmt.Errorf("node %s: %w", name, ns.err)
+	}
+	return ns, nil
+}
+
+func (s *Server) logPrepared(ns *nodeState) {
+	if ns.err != nil {
+		s.log.Printf("node %s: cannot be served: %v", ns.name, ns.err)
+		return
+	}
+	for _, w := range ns.node.Warnings {
+		s.log.Printf("node %s: warning: %s", ns.name, w)
+	}
+}
+
+// acquireISO returns the current ISO, parsed again first if the file changed, and holds it
+// until releaseISO.
+func (s *Server) acquireISO() (*isoState, error) {
+	st := stamp(s.cfg.ISO)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.iso == nil {
+		return nil, errors.New("the server is shutting down")
+	}
+	// A file that disappeared is still open: keep serving it.
+	if st.info != nil && !st.same(s.iso.stamp) && !st.same(s.badStamp) {
+		next, err := openISO(s.cfg.ISO)
+		if err != nil {
+			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while sno-iso serve was running: put the pristine ISO back", err), st
+			s.log.Printf("%v", s.isoErr)
+		} else {
+			s.log.Printf("%s changed: serving the new version", s.cfg.ISO)
+			s.retireLocked(s.iso)
+			s.iso, s.isoErr, s.badStamp = next, nil, fileStamp{}
+		}
+	}
+	if s.isoErr != nil && st.same(s.badStamp) {
+		return nil, s.isoErr
+	}
+	s.iso.refs++
+	return s.iso, nil
+}
+
+func (s *Server) releaseISO(iso *isoState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	iso.refs--
+	if iso.retired && iso.refs == 0 {
+		s.closeLater(iso)
+	}
+}
+
+// retireLocked marks iso as replaced; it is closed when its last request ends.
+func (s *Server) retireLocked(iso *isoState) {
+	iso.retired = true
+	if iso.refs == 0 {
+		s.closeLater(iso)
+	}
+}
+
+// closeLater closes iso in the background: it may wait for a minimal ISO being made.
+func (s *Server) closeLater(iso *isoState) {
+	s.closing.Add(1)
+	go func() {
+		defer s.closing.Done()
+		iso.close()
+	}()
+}
+
+// logWriter records the status and body size of a response for the access log, and keeps
+// the ResponseWriter's ReadFrom, through which file spans reach sendfile.
+type logWriter struct {
+	http.ResponseWriter
+	status      int
+	written     int64
+	wroteHeader bool
+}
+
+func (w *logWriter) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = status, true
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
+}
+
+func (w *logWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := io.Copy(w.ResponseWriter, r)
+	w.written += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection, for write deadlines.
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequest writes the access log line: client, request, status, body bytes, duration,
+// the Range asked for, and what went wrong.
+func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err error) {
+	status := w.status
+	if !w.wroteHeader {
+		status = http.StatusOK
+	}
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, status, w.written, d.Round(time.Microsecond))
+	if rg := r.Header.Get("Range"); rg != "" {
+		line += " range=" + fmt.Sprintf("%q", rg)
+	}
+	if err != nil {
+		line += " error=" + fmt.Sprintf("%q", err.Error())
+	}
+	s.log.Print(line)
+}

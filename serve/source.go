@@ -1,0 +1,238 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/isobuilder"
+)
+
+// The PXE files served from the ISO's IMAGES/PXEBOOT.
+const (
+	kernelName    = "vmlinuz"
+	initramfsName = "initrd.img"
+	rootfsName    = "rootfs.img"
+)
+
+// fileStamp is what a stat tells of a file's identity and version; two equal stamps mean
+// the file was not replaced or written in between (to the file system's time resolution).
+type fileStamp struct {
+	info fs.FileInfo // nil when the file does not exist
+	err  string      // why it could not be stat'ed, other than not existing
+}
+
+func stamp(path string) fileStamp {
+	info, err := os.Stat(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fileStamp{err: err.Error()}
+	}
+	return fileStamp{info: info}
+}
+
+func (s fileStamp) same(o fileStamp) bool {
+	if s.info == nil || o.info == nil {
+		return s.info == nil && o.info == nil && s.err == o.err
+	}
+	return os.SameFile(s.info, o.info) && s.info.Size() == o.info.Size() && s.info.ModTime().Equal(o.info.ModTime())
+}
+
+func (s fileStamp) modTime() time.Time {
+	if s.info == nil {
+		return time.Time{}
+	}
+	return s.info.ModTime()
+}
+
+// isoState is one version of the base ISO, parsed once. Requests hold a reference while
+// they use it; when the file at the ISO path changes, a new isoState replaces it, and the
+// old one is closed once its last request is done.
+type isoState struct {
+	path  string
+	stamp fileStamp
+	iso   *isobuilder.LiveISO
+	file  *sourceFile
+
+	refs    int  // guarded by Server.mu
+	retired bool // guarded by Server.mu
+
+	pxeOnce      sync.Once
+	pxe          map[string]isobuilder.PXEFile
+	pxeArtifacts map[string]*artifact
+	pxeErr       error
+
+	initramfsOnce sync.Once
+	// initramfsErr says the stock initramfs cannot be customized at all; networkErr says
+	// it cannot take network keyfiles.
+	initramfsErr, networkErr error
+
+	minimalMu sync.Mutex
+	minimal   map[string]*minimalBase // by rootfs URL
+}
+
+// minimalBase is the minimal ISO made from the base ISO for one rootfs URL, shared by
+// every node; each node's minimal ISO is its patches over it.
+type minimalBase struct {
+	ready   chan struct{} // closed when derived or err is set
+	derived *isobuilder.DerivedISO
+	file    *sourceFile
+	err     error
+}
+
+// openISO opens and parses the ISO at path.
+func openISO(path string) (*isoState, error) {
+	st := stamp(path)
+	iso, err := isobuilder.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	id, err := isoIdentity(iso)
+	if err == nil {
+		var file *sourceFile
+		if file, err = newSourceFile(iso.File(), id); err == nil {
+			return &isoState{path: path, stamp: st, iso: iso, file: file, minimal: map[string]*minimalBase{}}, nil
+		}
+	}
+	iso.Close()
+	return nil, fmt.Errorf("%s: %w", path, err)
+}
+
+// isoIdentity names the ISO's contents for ETags: its size and modification time, which
+// in-place edits change, and its primary volume descriptor, which differs between builds.
+// A copy that keeps the modification time gets the same identity, as it should.
+func isoIdentity(iso *isobuilder.LiveISO) (string, error) {
+	info, err := iso.File().Stat()
+	if err != nil {
+		return "", err
+	}
+	pvd := make([]byte, isobuilder.SectorSize)
+	if _, err := iso.ReadAt(pvd, 16*isobuilder.SectorSize); err != nil {
+		return "", fmt.Errorf("reading the primary volume descriptor: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "iso %d %d\n", info.Size(), info.ModTime().UnixNano())
+	h.Write(pvd)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// close releases the ISO and removes the minimal ISOs made from it; only when no request
+// uses it any more.
+func (s *isoState) close() {
+	s.minimalMu.Lock()
+	bases := slices.Collect(maps.Values(s.minimal))
+	s.minimalMu.Unlock()
+	for _, m := range bases {
+		<-m.ready
+		if m.derived != nil {
+			m.derived.Close()
+		}
+	}
+	s.iso.Close()
+}
+
+// loadPXE finds the PXE files once; the kernel and rootfs are served as they are.
+func (s *isoState) loadPXE() error {
+	s.pxeOnce.Do(func() {
+		s.pxe = map[string]isobuilder.PXEFile{}
+		s.pxeArtifacts = map[string]*artifact{}
+		for _, n := range []string{kernelName, initramfsName, rootfsName} {
+			f, err := s.iso.PXEFile(n)
+			if err != nil {
+				s.pxeErr = fmt.Errorf("%s: %w", s.path, err)
+				return
+			}
+			s.pxe[n] = f
+			b := newArtifact(s.file, binaryType, s.stamp.modTime(), "pxe", n)
+			b.addFile(f.Offset(), int64(f.Length))
+			s.pxeArtifacts[n] = b.done()
+		}
+	})
+	return s.pxeErr
+}
+
+// pxeArtifact serves the PXE file called name (vmlinuz, rootfs.img) as it is.
+func (s *isoState) pxeArtifact(name string) (*artifact, error) {
+	if err := s.loadPXE(); err != nil {
+		return nil, err
+	}
+	return s.pxeArtifacts[name], nil
+}
+
+// checkInitramfs reports whether the stock initramfs can be customized with files, as
+// isobuilder.CustomizeInitramfs (what `pxe build` runs) would decide. The stock initramfs
+// is read once per ISO, whatever the number of nodes: customizing it with a keyfile tells
+// both whether it is a live initramfs at all and whether it reads keyfiles.
+func (s *isoState) checkInitramfs(files initrd.Files) error {
+	s.initramfsOnce.Do(func() {
+		if err := s.loadPXE(); err != nil {
+			s.initramfsErr = err
+			return
+		}
+		f := s.pxe[initramfsName]
+		probe := initrd.Files{initrd.NetworkDir + "/probe.nmconnection": []byte("[connection]\n")}
+		err := isobuilder.CustomizeInitramfs(io.Discard, s.iso.PXEFileReader(f), probe)
+		switch {
+		case err == nil:
+		case errors.Is(err, isobuilder.ErrNotLiveInitramfs), errors.Is(err, isobuilder.ErrInitramfsCustomized):
+			s.initramfsErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
+		default:
+			s.networkErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
+		}
+	})
+	if s.initramfsErr != nil {
+		return s.initramfsErr
+	}
+	for _, p := range files.Paths() {
+		if initrd.IsNetworkFile(p) {
+			return s.networkErr
+		}
+	}
+	return nil
+}
+
+// minimalBase returns the minimal ISO for rootfsURL, making it on first use with build.
+// The work runs under ctx (the server's), not the request's: other requests wait for the
+// same result, and one client giving up must not fail it for them.
+func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir string, build MinimalFunc) (*minimalBase, error) {
+	s.minimalMu.Lock()
+	m, ok := s.minimal[rootfsURL]
+	if !ok {
+		m = &minimalBase{ready: make(chan struct{})}
+		s.minimal[rootfsURL] = m
+		go func() {
+			defer close(m.ready)
+			derived, err := build(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
+			if err != nil {
+				m.err = fmt.Errorf("making the minimal ISO of %s: %w", s.path, err)
+				// The next request tries again: the cause (a full disk) may pass.
+				s.minimalMu.Lock()
+				delete(s.minimal, rootfsURL)
+				s.minimalMu.Unlock()
+				return
+			}
+			// Nothing else needs its name: unlinked, it cannot outlive a crash.
+			os.Remove(derived.File().Name())
+			m.derived = derived
+			if m.file, err = newSourceFile(derived.File(), s.file.id+" minimal "+rootfsURL); err != nil {
+				m.err = err
+			}
+		}()
+	}
+	s.minimalMu.Unlock()
+	select {
+	case <-m.ready:
+		return m, m.err
+	case <-reqCtx.Done():
+		return nil, reqCtx.Err()
+	}
+}
