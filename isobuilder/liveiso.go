@@ -28,7 +28,8 @@ type LiveISO struct {
 	// Features are all false when HasFeatures is false.
 	Features    embed.Features
 	HasFeatures bool
-	// HasMiniso reports whether coreos/miniso.dat can rebuild a minimal ISO.
+	// HasMiniso reports whether coreos/miniso.dat holds a table that rebuilds a minimal
+	// ISO (an unfilled placeholder does not count).
 	HasMiniso bool
 	// Arch is the CPU architecture the media boots, guessed from its boot files.
 	Arch string
@@ -75,13 +76,31 @@ func newLiveISO(f *os.File) (*LiveISO, error) {
 	if l.Features, l.HasFeatures, err = embed.FindFeatures(l); err != nil {
 		return nil, err
 	}
-	if _, _, err := l.Locate("COREOS/MINISO.DAT"); err == nil {
-		l.HasMiniso = true
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if l.HasMiniso, err = l.minisoRecorded(); err != nil {
 		return nil, err
 	}
 	l.Arch = l.guessArch()
 	return l, nil
+}
+
+// minisoRecorded reports whether the ISO has a coreos/miniso.dat that starts with the
+// miniso magic; build tools leave the placeholder zeroed when they did not pack one.
+func (l *LiveISO) minisoRecorded() (bool, error) {
+	off, length, err := l.Locate(minisoPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	magic := make([]byte, len(embed.MinisoMagic))
+	if length < int64(len(magic)) {
+		return false, nil
+	}
+	if _, err := l.file.ReadAt(magic, off); err != nil {
+		return false, fmt.Errorf("reading %s at byte %d: %w", minisoPath, off, err)
+	}
+	return string(magic) == embed.MinisoMagic, nil
 }
 
 // Close releases the ISO file.

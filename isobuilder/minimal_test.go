@@ -268,3 +268,26 @@ func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// TestZeroedMinisoPlaceholderIsNotAMiniso: an ISO whose coreos/miniso.dat was never filled
+// (build tools leave it zeroed) goes down the rebuild path instead of failing on the magic.
+func TestZeroedMinisoPlaceholderIsNotAMiniso(t *testing.T) {
+	path := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const minisoOffset, minisoLength = 417792, 16384 // spec section 8
+	copy(b[minisoOffset:minisoOffset+minisoLength], make([]byte, minisoLength))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.HasMiniso {
+		t.Fatal("a zeroed miniso.dat placeholder counted as a minimal ISO table")
+	}
+}
