@@ -70,15 +70,46 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 }
 
 // setUsageErrorHandler makes every command report a bad command line as a usage error (exit
-// 2); urfave/cli does not pass the app's handler down to subcommands.
+// 2): urfave/cli passes neither the app's handler down to subcommands nor missing required
+// flags through a handler, so required flags are checked here instead.
 func setUsageErrorHandler(commands []*cli.Command) {
 	for _, c := range commands {
 		c.OnUsageError = onUsageError
 		if len(c.Subcommands) > 0 {
 			c.Action = unknownCommand
 		}
+		if required := takeRequiredFlags(c.Flags); len(required) > 0 {
+			c.Before = func(ctx *cli.Context) error {
+				for _, name := range required {
+					if !ctx.IsSet(name) {
+						return usagef("%s needs --%s (see --help)", ctx.Command.HelpName, name)
+					}
+				}
+				return nil
+			}
+		}
 		setUsageErrorHandler(c.Subcommands)
 	}
+}
+
+// takeRequiredFlags clears the Required mark of flags and returns their names.
+func takeRequiredFlags(flags []cli.Flag) []string {
+	var names []string
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			if f.Required {
+				f.Required = false
+				names = append(names, f.Name)
+			}
+		case *cli.StringSliceFlag:
+			if f.Required {
+				f.Required = false
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return names
 }
 
 // unknownCommand runs when no subcommand matched: help when none was named, else a usage error.

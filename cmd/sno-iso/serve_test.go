@@ -190,7 +190,7 @@ func TestServeUsage(t *testing.T) {
 		code  int
 		wants []string
 	}{
-		{[]string{"serve", "--iso", iso}, 1, []string{"nodes"}},
+		{[]string{"serve", "--iso", iso}, 2, []string{"needs --nodes"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--max-concurrent", "0"}, 2, []string{"--max-concurrent"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--base-url", "ftp://x"}, 2, []string{"http://"}},
 		{[]string{"serve", "--iso", iso, "--nodes", filepath.Join(t.TempDir(), "none"), "--listen", "127.0.0.1:0"}, 1, []string{"none"}},
