@@ -152,3 +152,17 @@ func TestPackFitsLargeIgnition(t *testing.T) {
 		t.Errorf("%d bytes of Ignition pack to %d bytes, more than a 256 KiB area", len(config), len(packed))
 	}
 }
+
+// TestDictCapFitsTheArchive: the dictionary covers the whole archive, so compression is as
+// good as with a larger one, but no larger than needed: every decoder, the kernel's
+// included, allocates it.
+func TestDictCapFitsTheArchive(t *testing.T) {
+	for _, c := range []struct{ n, want int }{
+		{0, 64 << 10}, {100, 64 << 10}, {64 << 10, 64 << 10}, {64<<10 + 1, 128 << 10},
+		{300000, 512 << 10}, {5 << 20, 8 << 20}, {100 << 20, 8 << 20},
+	} {
+		if got := dictCap(c.n); got != c.want {
+			t.Errorf("dictCap(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}

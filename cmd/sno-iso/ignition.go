@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/coreos/ignition/v2/config"
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
@@ -73,13 +73,13 @@ func readIgnitionInput(c *cli.Context) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", name, maxIgnitionInput>>20)
 	}
 	// The live system's Ignition rejects an invalid config at boot, long after the media was
-	// written: say so now.
-	_, report, err := config.Parse(raw)
+	// written: say so now, checking it against its own spec version.
+	_, warnings, err := coreos.ParseIgnition(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a valid Ignition config: %v\n%s", name, err, report.String())
+		return nil, fmt.Errorf("%s is not a valid Ignition config: %w", name, err)
 	}
-	if len(report.Entries) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s", name, report.String())
+	for _, w := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s: %s\n", name, w)
 	}
 	return raw, nil
 }
