@@ -231,3 +231,24 @@ output:
 		t.Errorf("output %+v, want %+v", cfg.Output, want)
 	}
 }
+
+// TestReadmeExampleParses keeps the README's sno.yaml example valid.
+func TestReadmeExampleParses(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Skipf("no README.md beside the package: %v", err)
+	}
+	_, section, found := strings.Cut(string(readme), "## sno.yaml")
+	_, block, found2 := strings.Cut(section, "```yaml\n")
+	example, _, found3 := strings.Cut(block, "```")
+	if !found || !found2 || !found3 {
+		t.Fatal("README.md has no yaml example under \"## sno.yaml\"")
+	}
+	cfg, err := ParseConfig("README.md/sno.yaml", []byte(example))
+	if err != nil {
+		t.Fatalf("the README's sno.yaml example does not parse: %v", err)
+	}
+	if cfg.Installation.Disk == "" || !cfg.Installation.WipeDisk || len(cfg.Installation.AppendKargs) != 1 {
+		t.Fatalf("the README's example parsed to %+v", cfg.Installation)
+	}
+}

@@ -1,0 +1,154 @@
+// Command bench measures sno-iso against the physical limit, `cp` of the same file, in one
+// run: each case is timed alternately with cp, several rounds, and the medians are compared.
+// It prints a Markdown table for the README.
+//
+//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5]
+//
+// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// run is one timed execution of a command.
+type run struct {
+	wall   time.Duration
+	maxRSS int64 // KiB
+}
+
+func execute(name string, args ...string) run {
+	// Start every timed run with no dirty pages left by the previous one, whose writeback
+	// would otherwise be charged to whichever command runs next.
+	if err := exec.Command("sync").Run(); err != nil {
+		log.Fatalf("sync: %v", err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("%s %v: %v", name, args, err)
+	}
+	r := run{wall: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss
+	}
+	return r
+}
+
+func median(runs []run) run {
+	walls := make([]time.Duration, len(runs))
+	rss := make([]int64, len(runs))
+	for i, r := range runs {
+		walls[i], rss[i] = r.wall, r.maxRSS
+	}
+	slices.Sort(walls)
+	slices.Sort(rss)
+	return run{wall: walls[len(walls)/2], maxRSS: rss[len(rss)-1]}
+}
+
+func main() {
+	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
+	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
+	rounds := flag.Int("rounds", 7, "rounds per case")
+	flag.Parse()
+	log.SetFlags(0)
+
+	tmp, err := os.MkdirTemp("", "sno-iso-bench-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if *iso == "" {
+		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
+		log.Printf("building a 1 GiB look-alike ISO in %s", tmp)
+		// With miniso.dat, so that both ways of making a minimal ISO can be measured.
+		cmd := exec.Command("scripts/mkliveiso", "--rootfs-size", "1000M", *iso)
+		cmd.Env = append(os.Environ(), "SNO_ISO="+*sno)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			log.Fatalf("scripts/mkliveiso: %v", err)
+		}
+	}
+	st, err := os.Stat(*iso)
+	if err != nil {
+		log.Fatal(err)
+	}
+	config := filepath.Join(tmp, "config.ign")
+	bip := exec.Command("go", "run", "./scripts/genbip", "-size", "300000", "-o", config)
+	bip.Stderr = os.Stderr
+	if err := bip.Run(); err != nil {
+		log.Fatalf("generating a bootstrap-in-place config: %v", err)
+	}
+	inPlace := filepath.Join(tmp, "inplace.iso")
+	execute("cp", *iso, inPlace)
+	out := filepath.Join(tmp, "out.iso")
+
+	minimal := filepath.Join(tmp, "minimal.iso")
+	const rootfsURL = "http://192.0.2.1/rootfs.img"
+	// cp of a file as large as the minimal ISO is the physical limit for making one.
+	execute(*sno, "minimal", "--rootfs-url", rootfsURL, *iso, minimal)
+	minSt, err := os.Stat(minimal)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sameSize := filepath.Join(tmp, "same-size.img")
+	execute("sh", "-c", `head -c "$1" "$2" >"$3"`, "sh", fmt.Sprint(minSt.Size()), *iso, sameSize)
+	smallConfig := filepath.Join(tmp, "small.ign")
+	if err := os.WriteFile(smallConfig, []byte(`{"ignition": {"version": "3.2.0"}}`), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	var cp, cpSync, embedOut, embedInPlace, embedInPlaceSmall, buildOut, cpSameSize, minimalMiniso, minimalRebuild []run
+	for range *rounds {
+		os.Remove(out)
+		cp = append(cp, execute("cp", *iso, out))
+		os.Remove(out)
+		cpSync = append(cpSync, execute("sh", "-c", `cp "$1" "$2" && sync "$2"`, "sh", *iso, out))
+		os.Remove(out)
+		embedOut = append(embedOut, execute(*sno, "ignition", "embed", "-f", "-i", config, "-o", out, *iso))
+		embedInPlace = append(embedInPlace, execute(*sno, "ignition", "embed", "-f", "-i", config, inPlace))
+		embedInPlaceSmall = append(embedInPlaceSmall, execute(*sno, "ignition", "embed", "-f", "-i", smallConfig, inPlace))
+		os.Remove(out)
+		buildOut = append(buildOut, execute(*sno, "build", "--iso", *iso, "--ignition", config,
+			"--installation-disk", "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", "-o", out))
+		os.Remove(out)
+		cpSameSize = append(cpSameSize, execute("cp", sameSize, out))
+		os.Remove(minimal)
+		minimalMiniso = append(minimalMiniso, execute(*sno, "minimal", "--rootfs-url", rootfsURL, *iso, minimal))
+		os.Remove(minimal)
+		minimalRebuild = append(minimalRebuild, execute(*sno, "minimal", "--rebuild", "--rootfs-url", rootfsURL, *iso, minimal))
+	}
+	c, cs, eo, ei := median(cp), median(cpSync), median(embedOut), median(embedInPlace)
+	fmt.Printf("ISO: %d MiB, %d rounds, medians; sno-iso writes durably (fsync before rename).\n\n", st.Size()>>20, *rounds)
+	fmt.Println("| measurement | time | ratio | peak RSS |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| `cp` | %v | 1.00 | %d MiB |\n", c.wall.Round(time.Millisecond), c.maxRSS>>10)
+	fmt.Printf("| `cp` + `sync` | %v | %.2f | %d MiB |\n", cs.wall.Round(time.Millisecond), ratio(cs, c), cs.maxRSS>>10)
+	fmt.Printf("| `sno-iso ignition embed -o` (300 kB bootstrap-in-place config) | %v | %.2f vs cp, %.2f vs cp + sync | %d MiB |\n",
+		eo.wall.Round(time.Millisecond), ratio(eo, c), ratio(eo, cs), eo.maxRSS>>10)
+	fmt.Printf("| `sno-iso ignition embed` in place (the same config) | %v | | %d MiB |\n", ei.wall.Round(time.Millisecond), ei.maxRSS>>10)
+	es := median(embedInPlaceSmall)
+	fmt.Printf("| `sno-iso ignition embed` in place (a 35-byte config) | %v | | %d MiB |\n", es.wall.Round(time.Millisecond), es.maxRSS>>10)
+	bo := median(buildOut)
+	fmt.Printf("| `sno-iso build -o` (same config, install-to-disk set) | %v | %.2f vs cp, %.2f vs cp + sync | %d MiB |\n",
+		bo.wall.Round(time.Millisecond), ratio(bo, c), ratio(bo, cs), bo.maxRSS>>10)
+	cm, mm, mr := median(cpSameSize), median(minimalMiniso), median(minimalRebuild)
+	fmt.Printf("| `cp` of a file as large as the minimal ISO (%d MiB) | %v | 1.00 | %d MiB |\n",
+		minSt.Size()>>20, cm.wall.Round(time.Millisecond), cm.maxRSS>>10)
+	fmt.Printf("| `sno-iso minimal` from coreos/miniso.dat | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
+		mm.wall.Round(time.Millisecond), ratio(mm, cm), ratio(mm, c), mm.maxRSS>>10)
+	fmt.Printf("| `sno-iso minimal --rebuild` (go-diskfs, hybrid MBR/GPT recreated) | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
+		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
+	benchServe(*sno, *iso, config, tmp, *rounds)
+	benchCapacity()
+}
+
+func ratio(a, b run) float64 { return float64(a.wall) / float64(b.wall) }
