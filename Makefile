@@ -17,8 +17,8 @@ test: deps
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -timeout 40m ./...
 	scripts/fuzz $(FUZZTIME)
+	$(GO) test -timeout 40m ./...
 
 fuzz:
 	scripts/fuzz 2m
