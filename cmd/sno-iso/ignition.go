@@ -48,8 +48,8 @@ func ignitionCommand() *cli.Command {
 	}
 }
 
-// readIgnitionInput reads and validates the config named by -i, or standard input.
-func readIgnitionInput(c *cli.Context) ([]byte, error) {
+// readIgnitionBytes reads the config named by -i, or standard input, bounded but unvalidated.
+func readIgnitionBytes(c *cli.Context) ([]byte, error) {
 	name := c.String("ignition-file")
 	var r io.Reader = c.App.Reader
 	if name != "" {
@@ -71,6 +71,19 @@ func readIgnitionInput(c *cli.Context) ([]byte, error) {
 	}
 	if len(raw) > maxIgnitionInput {
 		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", name, maxIgnitionInput>>20)
+	}
+	return raw, nil
+}
+
+// readIgnitionInput reads the config named by -i, or standard input, and validates it.
+func readIgnitionInput(c *cli.Context) ([]byte, error) {
+	raw, err := readIgnitionBytes(c)
+	if err != nil {
+		return nil, err
+	}
+	name := c.String("ignition-file")
+	if name == "" {
+		name = "standard input"
 	}
 	// The live system's Ignition rejects an invalid config at boot, long after the media was
 	// written: say so now, checking it against its own spec version.

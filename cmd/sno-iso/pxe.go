@@ -112,7 +112,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usagef("pxe ignition wrap takes no arguments, got %q; the config comes from -i FILE or standard input", c.Args().Slice())
 	}
-	config, err := readWrapInput(c)
+	config, err := readIgnitionBytes(c)
 	if err != nil {
 		return err
 	}
@@ -134,33 +134,6 @@ func pxeIgnitionWrap(c *cli.Context) error {
 		return err
 	}
 	return isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")})
-}
-
-// readWrapInput reads -i FILE or standard input, unvalidated but bounded.
-func readWrapInput(c *cli.Context) ([]byte, error) {
-	name := c.String("ignition-file")
-	var r io.Reader = c.App.Reader
-	if name != "" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	} else {
-		name = "standard input"
-		if stdin, ok := r.(*os.File); ok && isTerminal(stdin) {
-			return nil, usagef("no Ignition config given: pass -i FILE or pipe the config to standard input")
-		}
-	}
-	raw, err := io.ReadAll(io.LimitReader(r, maxIgnitionInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if len(raw) > maxIgnitionInput {
-		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", name, maxIgnitionInput>>20)
-	}
-	return raw, nil
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
