@@ -52,11 +52,7 @@ func kargsCommand() *cli.Command {
 
 // openWithKargs opens the ISO argument and checks that it has kernel-argument areas.
 func openWithKargs(c *cli.Context) (*isobuilder.LiveISO, string, error) {
-	isoPath, err := isoArg(c)
-	if err != nil {
-		return nil, "", err
-	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return nil, "", err
 	}

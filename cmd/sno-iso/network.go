@@ -171,11 +171,7 @@ func networkRemove(c *cli.Context) error {
 }
 
 func networkExtract(c *cli.Context) error {
-	isoPath, err := isoArg(c)
-	if err != nil {
-		return err
-	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, _, err := openISOArg(c)
 	if err != nil {
 		return err
 	}

@@ -76,11 +76,7 @@ func pxeCommand() *cli.Command {
 }
 
 func pxeExtract(c *cli.Context) error {
-	isoPath, err := isoArg(c)
-	if err != nil {
-		return err
-	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}

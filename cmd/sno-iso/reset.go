@@ -17,11 +17,7 @@ func resetCommand() *cli.Command {
 }
 
 func reset(c *cli.Context) error {
-	isoPath, err := isoArg(c)
-	if err != nil {
-		return err
-	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}
