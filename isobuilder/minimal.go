@@ -298,20 +298,7 @@ func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, force 
 	if err := WriteInPlace(ctx, img, d.path); err != nil {
 		return err
 	}
-	var err error
-	if force {
-		err = os.Rename(d.path, dest)
-	} else {
-		err = renameNoReplace(d.path, dest)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return existsError(dest)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	syncDir(filepath.Dir(dest))
-	return nil
+	return publish(d.path, dest, force)
 }
 
 // openDerived opens the temporary file at path as a live ISO, applies the edits that edit
@@ -459,21 +446,10 @@ func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (com
 		if err := tmp.Close(); err != nil {
 			return fmt.Errorf("writing %s: %w", dest, err)
 		}
-		var err error
-		if force {
-			err = os.Rename(tmp.Name(), dest)
-		} else {
-			err = renameNoReplace(tmp.Name(), dest)
-		}
-		if errors.Is(err, fs.ErrExist) {
+		if err := publish(tmp.Name(), dest, force); err != nil {
 			os.Remove(tmp.Name())
-			return existsError(dest)
+			return err
 		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("writing %s: %w", dest, err)
-		}
-		syncDir(filepath.Dir(dest))
 		return nil
 	}
 	return commit, discard, nil

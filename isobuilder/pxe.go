@@ -174,13 +174,12 @@ func (l *LiveISO) extractOne(ctx context.Context, f PXEFile, dest string) (err e
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", dest, err)
 	}
-	if err := renameNoReplace(tmp.Name(), dest); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("writing %s: %w; remove it or extract to another directory", dest, fs.ErrExist)
-		}
-		return fmt.Errorf("writing %s: %w", dest, err)
+	err = publish(tmp.Name(), dest, false)
+	if errors.Is(err, fs.ErrExist) {
+		// pxe extract never replaces a file: --force is not the way out.
+		return fmt.Errorf("writing %s: %w; remove it or extract to another directory", dest, fs.ErrExist)
 	}
-	return nil
+	return err
 }
 
 // CustomizeInitramfs writes the stock initramfs read from stock to w unchanged, then

@@ -65,10 +65,18 @@ func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("writing %s: %w", dest, err)
 	}
-	if opts.Force {
-		err = os.Rename(tmp.Name(), dest)
+	return publish(tmp.Name(), dest, opts.Force)
+}
+
+// publish moves the finished temporary file tmp to dest, replacing dest only with force (a
+// no-clobber rename otherwise, so a file that appeared meanwhile is never overwritten), then
+// syncs the directory so that the new name survives a crash.
+func publish(tmp, dest string, force bool) error {
+	var err error
+	if force {
+		err = os.Rename(tmp, dest)
 	} else {
-		err = renameNoReplace(tmp.Name(), dest)
+		err = renameNoReplace(tmp, dest)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		return existsError(dest)
