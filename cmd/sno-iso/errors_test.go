@@ -5,11 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"golang.org/x/sys/unix"
 )
 
 // TestErrorsLeaveNothingBehind runs each error a user will hit and checks the promise: exit
@@ -91,31 +89,14 @@ func TestForceReplacesExistingOutput(t *testing.T) {
 
 // TestRefusesBinaryToTerminal gives the binary a pseudo-terminal as standard output.
 func TestRefusesBinaryToTerminal(t *testing.T) {
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here (/dev/ptmx: %v)", err)
-	}
-	defer ptmx.Close()
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("cannot unlock a pseudo-terminal: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("cannot name the pseudo-terminal: %v", err)
-	}
-	pts, err := os.OpenFile(filepath.Join("/dev/pts", strconv.Itoa(n)), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("cannot open the pseudo-terminal: %v", err)
-	}
-	defer pts.Close()
-
+	_, pts := openPTY(t)
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	cmd := exec.Command(snoISO(t), "ignition", "embed", "-o", "-", iso)
 	cmd.Stdin = bytes.NewReader([]byte(smallConfig))
 	cmd.Stdout = pts
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	if err == nil {
 		t.Fatal("wrote an ISO to a terminal")
 	}
