@@ -1,0 +1,208 @@
+package isobuilder
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// What go-diskfs would make vary between runs, set back to the source's values so that a
+// rebuild gives the same bytes every time.
+
+// normalizeVolume makes the rebuilt volume look like its source and come out the same on
+// every run: the descriptors take the source's identifiers and dates, and every directory
+// record and Rock Ridge time stamp takes the source's creation date, and owner root.
+func normalizeVolume(src *LiveISO, out *os.File, newVol *Volume) error {
+	srcDescs, err := rawDescriptors(src, src.size)
+	if err != nil {
+		return err
+	}
+	newDescs, err := rawDescriptors(out, fileSize(out))
+	if err != nil {
+		return err
+	}
+	var created []byte
+	for _, d := range srcDescs {
+		if d.data[0] == descriptorPrimary {
+			created = d.data[813:830]
+			break
+		}
+	}
+	stamp := shortDate(created)
+	for _, nd := range newDescs {
+		t := nd.data[0]
+		if t != descriptorPrimary && t != descriptorSupplementary {
+			continue
+		}
+		for _, sd := range srcDescs {
+			if sd.data[0] == t {
+				copy(nd.data[8:72], sd.data[8:72])
+				copy(nd.data[190:881], sd.data[190:881])
+				break
+			}
+		}
+		copy(nd.data[156+18:156+25], stamp)
+		if _, err := out.WriteAt(nd.data, nd.offset); err != nil {
+			return err
+		}
+		root := nd.data[156 : 156+rootRecordLen]
+		if err := normalizeTree(out, fileSize(out), binary.LittleEndian.Uint32(root[2:6]), binary.LittleEndian.Uint32(root[10:14]), stamp, created); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type rawDescriptor struct {
+	offset int64
+	data   []byte
+}
+
+type readerAt interface {
+	ReadAt(p []byte, off int64) (int, error)
+}
+
+func rawDescriptors(r readerAt, size int64) ([]rawDescriptor, error) {
+	var out []rawDescriptor
+	for i := range maxDescriptors {
+		off := int64(descriptorLBA+i) * SectorSize
+		b := make([]byte, SectorSize)
+		if err := readAt(r, size, b, off); err != nil {
+			return nil, err
+		}
+		if b[0] == descriptorTerminator {
+			return out, nil
+		}
+		out = append(out, rawDescriptor{offset: off, data: b})
+	}
+	return nil, errors.New("no volume descriptor set terminator")
+}
+
+// shortDate converts a 17-byte descriptor date to the 7-byte form of directory records.
+func shortDate(long []byte) []byte {
+	num := func(s []byte) byte {
+		n := 0
+		for _, c := range s {
+			if c >= '0' && c <= '9' {
+				n = n*10 + int(c-'0')
+			}
+		}
+		return byte(n)
+	}
+	if len(long) != 17 {
+		return make([]byte, 7)
+	}
+	year := 0
+	for _, c := range long[0:4] {
+		year = year*10 + int(c-'0')
+	}
+	if year < 1900 {
+		return make([]byte, 7)
+	}
+	return []byte{byte(year - 1900), num(long[4:6]), num(long[6:8]), num(long[8:10]), num(long[10:12]), num(long[12:14]), long[16]}
+}
+
+// normalizeTree walks the directory tree from the root extent, rewriting every record's date,
+// Rock Ridge TF stamps and PX owner.
+func normalizeTree(out *os.File, size int64, rootLBA, rootLen uint32, stamp, longStamp []byte) error {
+	type extent struct{ lba, length uint32 }
+	queue := []extent{{rootLBA, rootLen}}
+	seen := map[uint32]bool{rootLBA: true}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		if dir.length > maxDirSize {
+			return fmt.Errorf("rebuilt directory at LBA %d is %d bytes", dir.lba, dir.length)
+		}
+		buf := make([]byte, dir.length)
+		if err := readAt(out, size, buf, int64(dir.lba)*SectorSize); err != nil {
+			return err
+		}
+		for i := 0; i < len(buf); {
+			n := int(buf[i])
+			if n == 0 {
+				i = (i/SectorSize + 1) * SectorSize
+				continue
+			}
+			if n < minRecordLen || i+n > len(buf) {
+				return fmt.Errorf("rebuilt directory at LBA %d: bad record at byte %d", dir.lba, i)
+			}
+			rec := buf[i : i+n]
+			copy(rec[18:25], stamp)
+			nameLen := int(rec[32])
+			if su := minRecordLen + nameLen + (nameLen+1)%2; su < n {
+				if err := normalizeSUSP(out, size, rec[su:], stamp, longStamp, 0); err != nil {
+					return err
+				}
+			}
+			name := rec[minRecordLen : minRecordLen+nameLen]
+			isDotEntry := nameLen == 1 && (name[0] == 0 || name[0] == 1)
+			if rec[25]&2 != 0 && !isDotEntry {
+				lba := binary.LittleEndian.Uint32(rec[2:6])
+				if !seen[lba] {
+					seen[lba] = true
+					queue = append(queue, extent{lba, binary.LittleEndian.Uint32(rec[10:14])})
+				}
+			}
+			i += n
+		}
+		if _, err := out.WriteAt(buf, int64(dir.lba)*SectorSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// normalizeSUSP rewrites the TF and PX entries of a system use area, following one level of
+// continuation area.
+func normalizeSUSP(out *os.File, size int64, area, stamp, longStamp []byte, depth int) error {
+	for len(area) >= 4 {
+		n := int(area[2])
+		if n < 4 || n > len(area) {
+			return nil
+		}
+		e := area[:n]
+		switch string(e[:2]) {
+		case "TF":
+			width := 7
+			if e[4]&0x80 != 0 {
+				width = 17
+			}
+			for pos := 5; pos+width <= n; pos += width {
+				if width == 7 {
+					copy(e[pos:], stamp)
+				} else {
+					copy(e[pos:], longStamp)
+				}
+			}
+		case "PX":
+			if n >= 36 {
+				clear(e[20:36]) // uid and gid, both byte orders
+			}
+		case "CE":
+			if n >= 28 && depth < maxContinuations {
+				block := binary.LittleEndian.Uint32(e[4:8])
+				off := binary.LittleEndian.Uint32(e[12:16])
+				length := binary.LittleEndian.Uint32(e[20:24])
+				if off < SectorSize && length <= SectorSize-off {
+					ce := make([]byte, length)
+					at := int64(block)*SectorSize + int64(off)
+					if err := readAt(out, size, ce, at); err != nil {
+						return err
+					}
+					if err := normalizeSUSP(out, size, ce, stamp, longStamp, depth+1); err != nil {
+						return err
+					}
+					if _, err := out.WriteAt(ce, at); err != nil {
+						return err
+					}
+				}
+			}
+		case "ST":
+			return nil
+		}
+		area = area[n:]
+	}
+	return nil
+}
