@@ -51,7 +51,7 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "append-karg", Usage: "kernel argument `KARG` for the installed node (repeatable)"},
 		&cli.StringSliceFlag{Name: "delete-karg", Usage: "kernel argument `KARG` to remove on the installed node (repeatable)"},
 		&cli.BoolFlag{Name: "wipe-disk", Usage: "release LVM, md and device-mapper holders and wipe signatures on the disk before installing"},
-		&cli.DurationFlag{Name: "reboot-delay", Usage: "wait `DURATION` (whole minutes) after installing before rebooting"},
+		&cli.DurationFlag{Name: "reboot-delay", Usage: "wait `DURATION` (whole minutes) after installing before rebooting", DefaultText: coreos.DefaultRebootDelay.String()},
 		&cli.BoolFlag{Name: "allow-any-ignition", Usage: "embed a config that is not bootstrap-in-place, unchanged"},
 		&cli.StringSliceFlag{Name: "customize", Usage: "Ignition config or MachineConfig `FILE` for the installed node, merged into the MachineConfig 99-installer-ignition-master (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-append", Usage: "kernel argument `KARG` for the live system, such as a static ip= (repeatable)"},
