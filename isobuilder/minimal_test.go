@@ -44,12 +44,17 @@ func writeMinimal(t *testing.T, path string, opts MinimalOptions) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return commitDerived(t, d, filepath.Join(dir, "minimal.iso"))
+}
+
+// commitDerived writes a derived ISO, as it stands, to out and closes it.
+func commitDerived(t *testing.T, d *DerivedISO, out string) string {
+	t.Helper()
 	defer d.Close()
 	img, err := d.Image()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "minimal.iso")
 	if err := d.Commit(context.Background(), img, out, false); err != nil {
 		t.Fatal(err)
 	}

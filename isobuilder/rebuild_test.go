@@ -92,15 +92,7 @@ func rebuild(t *testing.T, src string, opts RebuildOptions) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
-	img, err := d.Image()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "rebuilt.iso")
-	if err := d.Commit(context.Background(), img, out, false); err != nil {
-		t.Fatal(err)
-	}
+	out := commitDerived(t, d, filepath.Join(dir, "rebuilt.iso"))
 	if left, _ := os.ReadDir(dir); len(left) != 1 {
 		t.Errorf("the output directory holds %d entries, want only the result (no workspace, no temp file)", len(left))
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/isobuilder"
 	"golang.org/x/sys/unix"
 )
 
@@ -146,4 +147,15 @@ func openPTY(t testing.TB) (master, terminal *os.File) {
 	}
 	t.Cleanup(func() { pts.Close() })
 	return ptmx, pts
+}
+
+// openLiveISO opens the live ISO at path for the rest of the test.
+func openLiveISO(t testing.TB, path string) *isobuilder.LiveISO {
+	t.Helper()
+	l, err := isobuilder.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }

@@ -131,11 +131,7 @@ func TestNetworkKeyfilesSurviveIgnitionEdits(t *testing.T) {
 
 func withKeyfile(t *testing.T, path string, files initrd.Files) {
 	t.Helper()
-	l, err := isobuilder.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openLiveISO(t, path)
 	patch, err := l.PayloadPatch(files)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +147,7 @@ func withKeyfile(t *testing.T, path string, files initrd.Files) {
 
 func payload(t *testing.T, path string) initrd.Files {
 	t.Helper()
-	l, err := isobuilder.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openLiveISO(t, path)
 	files, err := l.Payload()
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
 // The candidate goldens of spec section 8 for `iso extract minimal-iso`, without and with
@@ -30,11 +29,7 @@ const exampleRootfsURL = "https://example.com/rootfs"
 // isoKargs returns the current kernel arguments of an ISO.
 func isoKargs(t *testing.T, iso string) string {
 	t.Helper()
-	l, err := isobuilder.Open(iso)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openLiveISO(t, iso)
 	k, err := l.CurrentKargs()
 	if err != nil {
 		t.Fatal(err)
@@ -69,15 +64,16 @@ func TestMinimalExtract(t *testing.T) {
 			if fileSHA(t, withRootfs) != golden[0] {
 				t.Error("--output-rootfs changed the minimal ISO")
 			}
-			l, err := isobuilder.Open(iso)
+			l := openLiveISO(t, iso)
+			off, n, err := l.Locate("IMAGES/PXEBOOT/ROOTFS.IMG")
 			if err != nil {
 				t.Fatal(err)
 			}
-			off, n, err := l.Locate("IMAGES/PXEBOOT/ROOTFS.IMG")
 			want := make([]byte, n)
-			l.ReadAt(want, off)
-			l.Close()
-			if got, _ := os.ReadFile(rootfs); err != nil || !bytes.Equal(got, want) {
+			if _, err := l.ReadAt(want, off); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(rootfs); err != nil || !bytes.Equal(got, want) {
 				t.Errorf("rootfs %q, want the ISO's %q (%v)", got, want, err)
 			}
 			stdoutRootfs := filepath.Join(dir, "rootfs2.img")
@@ -202,11 +198,7 @@ func TestBuildMinimal(t *testing.T) {
 			if info.Installation == nil || info.Installation.Disk != "/dev/vda" {
 				t.Errorf("the embedded config installs to %+v, want /dev/vda", info.Installation)
 			}
-			l, err := isobuilder.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l := openLiveISO(t, out)
 			if _, _, err := l.Locate("IMAGES/PXEBOOT/ROOTFS.IMG"); err == nil {
 				t.Error("the minimal ISO still has rootfs.img")
 			}
@@ -228,11 +220,7 @@ func TestBuildGrowEmbedArea(t *testing.T) {
 	out := filepath.Join(dir, "grown.iso")
 	wantFailure(t, sno(t, nil, "build", "--iso", iso, "--ignition", big, "--installation-disk", "/dev/vda", "-o", out), "too large", "--grow-embed-area")
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", big, "--installation-disk", "/dev/vda", "--grow-embed-area", "-o", out)
-	l, err := isobuilder.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openLiveISO(t, out)
 	files, err := l.Payload()
 	if err != nil {
 		t.Fatal(err)
