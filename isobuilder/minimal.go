@@ -76,17 +76,17 @@ func (l *LiveISO) CheckPristine() error {
 		return err
 	}
 	if !embed.IsZero(area) {
-		return fmt.Errorf("%w (the Ignition area in %s is not empty)", ErrCustomized, l.Ignition.File)
+		return fmt.Errorf("%w (the Ignition area in %s is not empty)", ErrCustomized, l.ignition.File)
 	}
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		return nil
 	}
-	current, err := l.Kargs.Current(l)
+	current, err := l.kargs.Current(l)
 	if err != nil {
 		return err
 	}
-	if current != l.Kargs.Default {
-		return fmt.Errorf("%w (the kernel arguments are %q, not the defaults %q)", ErrCustomized, current, l.Kargs.Default)
+	if current != l.kargs.Default {
+		return fmt.Errorf("%w (the kernel arguments are %q, not the defaults %q)", ErrCustomized, current, l.kargs.Default)
 	}
 	return nil
 }
@@ -123,10 +123,10 @@ func minimalKargs(defaults, rootfsURL string) (newDefault, current string, err e
 // coreos/kargs.json (or the legacy default copy) lose coreos.liveiso=, so that a kargs reset
 // keeps the ISO bootable as a minimal ISO.
 func minimalKargsPatches(iso *LiveISO, rootfsURL string) ([]Patch, error) {
-	if iso.Kargs == nil {
+	if iso.kargs == nil {
 		return nil, embed.ErrNoKargs
 	}
-	newDefault, current, err := minimalKargs(iso.Kargs.Default, rootfsURL)
+	newDefault, current, err := minimalKargs(iso.kargs.Default, rootfsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func minimalKargsPatches(iso *LiveISO, rootfsURL string) ([]Patch, error) {
 // defaultKargsPatch records newDefault as the ISO's default kernel arguments: coreos/kargs.json
 // rewritten in the same form, or the legacy header's default copy.
 func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
-	rec, err := iso.Volume.Lookup(kargsJSONPath)
+	rec, err := iso.volume.Lookup(kargsJSONPath)
 	if err == nil {
 		raw := make([]byte, rec.Length)
 		if err := readAt(iso, iso.Size(), raw, rec.Offset()); err != nil {
@@ -164,8 +164,8 @@ func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
 	if err != nil {
 		return Patch{}, err
 	}
-	area := embed.KargsArea{Area: embed.Area{Offset: off, Length: int64(iso.Kargs.Size)}, Pad: '#', Terminator: '\n'}
-	data, err := iso.Kargs.Render(area, newDefault)
+	area := embed.KargsArea{Area: embed.Area{Offset: off, Length: int64(iso.kargs.Size)}, Pad: '#', Terminator: '\n'}
+	data, err := iso.kargs.Render(area, newDefault)
 	if err != nil {
 		return Patch{}, fmt.Errorf("default kargs copy at byte %d: %w", off, err)
 	}
@@ -276,6 +276,9 @@ type DerivedISO struct {
 	path string
 }
 
+// Path names the temporary file.
+func (d *DerivedISO) Path() string { return d.path }
+
 // Close closes and removes the temporary file; it is safe after Commit.
 func (d *DerivedISO) Close() error {
 	err := d.LiveISO.Close()
@@ -344,13 +347,13 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 			return nil, err
 		}
 	}
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		return nil, fmt.Errorf("cannot make a minimal ISO: %w", embed.ErrNoKargs)
 	}
 	if err := l.CheckPristine(); err != nil {
 		return nil, err
 	}
-	if !l.HasMiniso {
+	if !l.hasMiniso {
 		return nil, ErrNoMiniso
 	}
 	m, err := l.miniso()
@@ -379,7 +382,7 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 
 // miniso reads and decodes coreos/miniso.dat.
 func (l *LiveISO) miniso() (*embed.Miniso, error) {
-	rec, err := l.Volume.Lookup(minisoPath)
+	rec, err := l.volume.Lookup(minisoPath)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +419,7 @@ func (c *contextWriter) Write(p []byte) (int, error) {
 // force) and one that discards it, so that a caller can make the rootfs and the minimal ISO
 // appear together or not at all.
 func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (commit func() error, discard func(), err error) {
-	rec, err := l.Volume.Lookup(rootfsPath)
+	rec, err := l.volume.Lookup(rootfsPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the ISO has no root file system to write out: %w", err)
 	}
@@ -434,7 +437,7 @@ func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (com
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}
-	if err := newSequentialWriter(ctx, tmp, l.file, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
+	if err := newSequentialWriter(ctx, tmp, l.base, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
 		discard()
 		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
 	}

@@ -51,7 +51,7 @@ type PXEFile struct {
 // PXEFiles lists the plain files of IMAGES/PXEBOOT in on-disc order; subdirectories are
 // skipped. An ISO without the directory is not a CoreOS live ISO.
 func (l *LiveISO) PXEFiles() ([]PXEFile, error) {
-	dir, err := l.Volume.Lookup(PXEDir)
+	dir, err := l.volume.Lookup(PXEDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("unrecognized CoreOS ISO image: no %s directory with the network-boot files", PXEDir)
 	}
@@ -61,7 +61,7 @@ func (l *LiveISO) PXEFiles() ([]PXEFile, error) {
 	if !dir.Dir {
 		return nil, fmt.Errorf("unrecognized CoreOS ISO image: %s is a file, not a directory", PXEDir)
 	}
-	records, err := l.Volume.ReadDir(dir)
+	records, err := l.volume.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +101,13 @@ func (l *LiveISO) PXEFile(name string) (PXEFile, error) {
 
 // PXEFileReader reads the bytes of f from the ISO.
 func (l *LiveISO) PXEFileReader(f PXEFile) *io.SectionReader {
-	return io.NewSectionReader(l.file, f.Offset(), int64(f.Length))
+	return io.NewSectionReader(l.base, f.Offset(), int64(f.Length))
 }
 
 // CopyPXEFile writes the bytes of f to w, moved by the kernel when w is a file (see
 // Image.WriteTo); progress, if not nil, is told the bytes written so far.
 func (l *LiveISO) CopyPXEFile(ctx context.Context, w io.Writer, f PXEFile, progress Progress) error {
-	sw := newSequentialWriter(ctx, w, l.file, progress, true)
+	sw := newSequentialWriter(ctx, w, l.base, progress, true)
 	if err := sw.copyBase(f.Offset(), int64(f.Length)); err != nil {
 		return fmt.Errorf("copying %s/%s: %w", PXEDir, f.Name, err)
 	}

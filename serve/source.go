@@ -99,7 +99,7 @@ func openISO(path string) (*isoState, error) {
 	id, err := isoIdentity(iso)
 	if err == nil {
 		var file *sourceFile
-		if file, err = newSourceFile(iso.File(), id); err == nil {
+		if file, err = newSourceFile(iso.Base(), id); err == nil {
 			return &isoState{path: path, stamp: st, iso: iso, file: file, minimal: map[string]*minimalBase{}}, nil
 		}
 	}
@@ -111,7 +111,11 @@ func openISO(path string) (*isoState, error) {
 // in-place edits change, and its primary volume descriptor, which differs between builds.
 // A copy that keeps the modification time gets the same identity, as it should.
 func isoIdentity(iso *isobuilder.LiveISO) (string, error) {
-	info, err := iso.File().Stat()
+	f, ok := iso.Base().(*os.File)
+	if !ok {
+		return "", errors.New("the ISO is not a file")
+	}
+	info, err := f.Stat()
 	if err != nil {
 		return "", err
 	}
@@ -221,9 +225,9 @@ func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir strin
 				return
 			}
 			// Nothing else needs its name: unlinked, it cannot outlive a crash.
-			os.Remove(derived.File().Name())
+			os.Remove(derived.Path())
 			m.derived = derived
-			if m.file, err = newSourceFile(derived.File(), s.file.id+" minimal "+rootfsURL); err != nil {
+			if m.file, err = newSourceFile(derived.Base(), s.file.id+" minimal "+rootfsURL); err != nil {
 				m.err = err
 			}
 		}()

@@ -50,9 +50,9 @@ func build(c *cli.Context) error {
 	}
 	out := c.String("output")
 	if out == "" {
-		out = "sno-" + iso.Volume.VolumeID + ".iso"
+		out = "sno-" + iso.Volume().VolumeID + ".iso"
 		if minimal {
-			out = "sno-" + iso.Volume.VolumeID + "-minimal.iso"
+			out = "sno-" + iso.Volume().VolumeID + "-minimal.iso"
 		}
 	}
 	if out != "-" {

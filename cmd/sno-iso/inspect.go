@@ -102,9 +102,9 @@ func inspect(c *cli.Context) error {
 
 func inspectISO(iso *isobuilder.LiveISO, path string) (*inspection, error) {
 	r := &inspection{
-		Path: path, Size: iso.Size(), VolumeID: iso.Volume.VolumeID, SystemID: iso.Volume.SystemID, Arch: iso.Arch,
+		Path: path, Size: iso.Size(), VolumeID: iso.Volume().VolumeID, SystemID: iso.Volume().SystemID, Arch: iso.Arch(),
 	}
-	area := iso.Ignition
+	area := iso.IgnitionArea()
 	raw, err := iso.IgnitionAreaBytes()
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func inspectISO(iso *isobuilder.LiveISO, path string) (*inspection, error) {
 			r.Ignition.LegacyHeader = "matches"
 		}
 	}
-	if k := iso.Kargs; k != nil {
+	if k := iso.Kargs(); k != nil {
 		cur, err := k.Current(iso)
 		if err != nil {
 			return nil, err
@@ -146,8 +146,8 @@ func inspectISO(iso *isobuilder.LiveISO, path string) (*inspection, error) {
 		}
 		r.Kargs = kr
 	}
-	if iso.HasFeatures {
-		r.Features = &iso.Features
+	if features, ok := iso.Features(); ok {
+		r.Features = &features
 	}
 	r.MinimalISO = minimalAvailability(iso, r, files)
 	return r, nil
@@ -174,7 +174,7 @@ func minimalAvailability(iso *isobuilder.LiveISO, r *inspection, files initrd.Fi
 		return minimalISOReport{Reason: "the Ignition area is not empty (`sno-iso reset` undoes the customizations)"}
 	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:
 		return minimalISOReport{Reason: "the kernel arguments differ from the defaults (`sno-iso reset` undoes the customizations)"}
-	case iso.HasMiniso:
+	case iso.HasMiniso():
 		return minimalISOReport{Available: true, Method: "miniso.dat"}
 	}
 	return minimalISOReport{Available: true, Method: "rebuild"}

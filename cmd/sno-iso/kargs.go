@@ -56,7 +56,7 @@ func openWithKargs(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if iso.Kargs == nil {
+	if iso.Kargs() == nil {
 		iso.Close()
 		return nil, "", noKargsError(isoPath)
 	}
@@ -73,7 +73,7 @@ func kargsShow(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	kargs := iso.Kargs.Default
+	kargs := iso.Kargs().Default
 	if !c.Bool("default") {
 		if kargs, err = iso.CurrentKargs(); err != nil {
 			return err
@@ -111,7 +111,7 @@ func kargsReset(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	return writeKargs(c, iso, isoPath, iso.Kargs.Default)
+	return writeKargs(c, iso, isoPath, iso.Kargs().Default)
 }
 
 // writeKargs rewrites every karg area of iso with kargs and writes the result as asked.

@@ -107,7 +107,7 @@ func rootfsNote(url string) string {
 // minimalMedia makes the minimal ISO of iso in dir: from coreos/miniso.dat when the ISO has
 // one and is pristine (the exact bytes coreos-installer makes), else by rebuilding the ISO.
 func minimalMedia(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
-	if iso.HasMiniso && iso.Kargs != nil && iso.CheckPristine() == nil {
+	if iso.HasMiniso() && iso.Kargs() != nil && iso.CheckPristine() == nil {
 		return iso.MinimalFromMiniso(ctx, dir, opts)
 	}
 	return iso.Rebuild(ctx, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})

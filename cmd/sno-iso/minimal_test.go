@@ -227,8 +227,8 @@ func TestBuildGrowEmbedArea(t *testing.T) {
 	}
 	area, _ := l.IgnitionAreaBytes()
 	used := len(bytes.TrimRight(area, "\x00"))
-	if l.Ignition.Length <= 262144 || used*2 > len(area) {
-		t.Errorf("area of %d bytes with %d used: want a larger area with at least half free", l.Ignition.Length, used)
+	if l.IgnitionArea().Length <= 262144 || used*2 > len(area) {
+		t.Errorf("area of %d bytes with %d used: want a larger area with at least half free", l.IgnitionArea().Length, used)
 	}
 	if len(files["config.ign"]) < 1000000 {
 		t.Errorf("embedded config is %d bytes", len(files["config.ign"]))

@@ -121,7 +121,7 @@ func hasConnectionSection(data []byte) bool {
 
 // requireNetworkSupport refuses ISOs whose live initramfs would ignore embedded keyfiles.
 func requireNetworkSupport(iso *isobuilder.LiveISO, isoPath string) error {
-	if iso.Features.LiveInitrdNetwork {
+	if features, _ := iso.Features(); features.LiveInitrdNetwork {
 		return nil
 	}
 	return fmt.Errorf("%s: this OS image does not support customizing network settings "+
