@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// MaxIgnitionSize bounds an Ignition config read as input; real ones are well under 2 MiB.
+const MaxIgnitionSize = 16 << 20
+
 // LiveIgnitionOptions are the inputs of PrepareLiveIgnition besides the config itself.
 type LiveIgnitionOptions struct {
 	Installation Installation

@@ -20,6 +20,14 @@ import (
 // for network boots.
 const PXEDir = "IMAGES/PXEBOOT"
 
+// The network-boot files of PXEDir, by the names coreos-installer gives them; a node's PXE
+// directory and the server publish them under the same names.
+const (
+	PXEKernel    = "vmlinuz"
+	PXEInitramfs = "initrd.img"
+	PXERootfs    = "rootfs.img"
+)
+
 // MaxInitramfsSize bounds the decompressed bytes read from a whole live initramfs: a real
 // RHCOS initramfs unpacks to a few hundred MiB, and only a handful of small files are kept.
 const MaxInitramfsSize = 4 << 30

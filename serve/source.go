@@ -16,13 +16,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
-)
-
-// The PXE files served from the ISO's IMAGES/PXEBOOT.
-const (
-	kernelName    = "vmlinuz"
-	initramfsName = "initrd.img"
-	rootfsName    = "rootfs.img"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // fileStamp is what a stat tells of a file's identity and version; two equal stamps mean
@@ -149,7 +143,7 @@ func (s *isoState) loadPXE() error {
 	s.pxeOnce.Do(func() {
 		s.pxe = map[string]isobuilder.PXEFile{}
 		s.pxeArtifacts = map[string]*artifact{}
-		for _, n := range []string{kernelName, initramfsName, rootfsName} {
+		for _, n := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
 			f, err := s.iso.PXEFile(n)
 			if err != nil {
 				s.pxeErr = fmt.Errorf("%s: %w", s.path, err)
@@ -182,7 +176,7 @@ func (s *isoState) checkInitramfs(files initrd.Files) error {
 			s.initramfsErr = err
 			return
 		}
-		f := s.pxe[initramfsName]
+		f := s.pxe[isobuilder.PXEInitramfs]
 		probe := initrd.Files{initrd.NetworkDir + "/probe.nmconnection": []byte("[connection]\n")}
 		err := isobuilder.CustomizeInitramfs(io.Discard, s.iso.PXEFileReader(f), probe)
 		switch {
@@ -204,10 +198,10 @@ func (s *isoState) checkInitramfs(files initrd.Files) error {
 	return nil
 }
 
-// minimalBase returns the minimal ISO for rootfsURL, making it on first use with build.
+// minimalBase returns the minimal ISO for rootfsURL, making it on first use.
 // The work runs under ctx (the server's), not the request's: other requests wait for the
 // same result, and one client giving up must not fail it for them.
-func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir string, build MinimalFunc) (*minimalBase, error) {
+func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir string) (*minimalBase, error) {
 	s.minimalMu.Lock()
 	m, ok := s.minimal[rootfsURL]
 	if !ok {
@@ -215,7 +209,7 @@ func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir strin
 		s.minimal[rootfsURL] = m
 		go func() {
 			defer close(m.ready)
-			derived, err := build(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
+			derived, err := node.MinimalISO(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
 			if err != nil {
 				m.err = fmt.Errorf("making the minimal ISO of %s: %w", s.path, err)
 				// The next request tries again: the cause (a full disk) may pass.

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
@@ -125,20 +123,4 @@ func writeKargs(c *cli.Context, iso *isobuilder.LiveISO, isoPath, kargs string) 
 		return err
 	}
 	return writeResult(c, img, isoPath, c.String("output"))
-}
-
-// liveKargsPatches applies edits to iso's current kernel arguments, for every area.
-func liveKargsPatches(iso *isobuilder.LiveISO, isoPath string, edits coreos.LiveKargs) ([]isobuilder.Patch, error) {
-	current, err := iso.CurrentKargs()
-	if errors.Is(err, embed.ErrNoKargs) {
-		return nil, fmt.Errorf("%s: this OS image does not support customizing live kernel arguments: %w", isoPath, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	kargs, err := embed.ModifyKargs(current, edits.Append, edits.Delete, edits.Replace)
-	if err != nil {
-		return nil, fmt.Errorf("live kernel arguments: %w", err)
-	}
-	return iso.KargsPatches(kargs)
 }

@@ -106,29 +106,3 @@ func readConfigArg(path string) ([]byte, error) {
 	}
 	return raw, nil
 }
-
-// customizations loads the node's customizations, the --customize files or else sno.yaml's,
-// and checks that they merge: a conflict between two of the user's files is about them,
-// not about the bootstrap-in-place config they go into.
-func (in nodeInputs) customizations(cfg *coreos.Config) ([]*coreos.Customization, []string, error) {
-	paths := cfg.Customizations
-	if in.Customizations != nil {
-		paths = in.Customizations
-	}
-	var parts []*coreos.Customization
-	var warnings []string
-	for _, p := range paths {
-		c, err := coreos.LoadCustomization(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		parts = append(parts, c)
-		for _, w := range c.Warnings() {
-			warnings = append(warnings, w.String())
-		}
-	}
-	if _, _, err := coreos.MergeCustomizations(coreos.RoleMaster, parts, ""); err != nil {
-		return nil, nil, err
-	}
-	return parts, warnings, nil
-}

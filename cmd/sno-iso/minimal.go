@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -66,7 +65,7 @@ func minimal(c *cli.Context) error {
 	if c.Bool("rebuild") {
 		media, err = iso.Rebuild(c.Context, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
 	} else {
-		media, err = minimalMedia(c.Context, iso, dir, opts)
+		media, err = node.MinimalISO(c.Context, iso, dir, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", isoPath, err)
@@ -104,15 +103,6 @@ func rootfsNote(url string) string {
 	return ": the live system fetches its root file system from " + url
 }
 
-// minimalMedia makes the minimal ISO of iso in dir: from coreos/miniso.dat when the ISO has
-// one and is pristine (the exact bytes coreos-installer makes), else by rebuilding the ISO.
-func minimalMedia(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
-	if iso.HasMiniso() && iso.Kargs() != nil && iso.CheckPristine() == nil {
-		return iso.MinimalFromMiniso(ctx, dir, opts)
-	}
-	return iso.Rebuild(ctx, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
-}
-
 // writeDerived writes a derived ISO to out: renamed into place for a file, streamed for -.
 func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string) error {
 	if out == "-" {
@@ -138,14 +128,4 @@ func tempDirFor(out string) string {
 		return os.TempDir()
 	}
 	return filepath.Dir(out)
-}
-
-// hasIPKarg reports whether kargs configure the network statically (ip=).
-func hasIPKarg(kargs string) bool {
-	for _, k := range strings.Fields(kargs) {
-		if strings.HasPrefix(k, "ip=") {
-			return true
-		}
-	}
-	return false
 }

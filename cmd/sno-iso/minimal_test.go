@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // The candidate goldens of spec section 8 for `iso extract minimal-iso`, without and with
@@ -191,7 +192,7 @@ func TestBuildMinimal(t *testing.T) {
 			if k := isoKargs(t, out); !strings.Contains(k, "coreos.live.rootfs_url="+exampleRootfsURL) || strings.Contains(k, "coreos.liveiso") {
 				t.Errorf("kargs %q", k)
 			}
-			var info inspection
+			var info node.Report
 			if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &info); err != nil {
 				t.Fatal(err)
 			}

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -177,65 +177,42 @@ func pxeBuild(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	var kernel, initramfs, rootfs isobuilder.PXEFile
-	for _, f := range []struct {
-		dst  *isobuilder.PXEFile
-		name string
-	}{{&kernel, pxeKernel}, {&initramfs, pxeInitramfs}, {&rootfs, pxeRootfs}} {
-		if *f.dst, err = iso.PXEFile(f.name); err != nil {
-			return fmt.Errorf("%s: %w", isoPath, err)
-		}
-	}
-	node, err := nodeInputsFromFlags(c).prepare()
+	n, _, err := node.Load(nodeInputsFromFlags(c))
 	if err != nil {
 		return err
 	}
-	kargs, err := pxeKargs(iso, node.LiveKargs)
+	set, err := n.PXE(iso, baseURL)
 	if err != nil {
-		return fmt.Errorf("%s: %w", isoPath, err)
+		return nodeError(err, isoPath)
 	}
-	layout := bootLayout{BaseURL: baseURL, Kargs: kargs}
-
 	outDir := c.String("output")
-	configs := layout.bootConfigs()
-	names := []string{pxeKernel, pxeInitramfs, pxeRootfs}
-	for name := range configs {
-		names = append(names, name)
-	}
-	slices.Sort(names[3:])
+	names := set.Names()
 	stage, err := newStagedDir(outDir, names, c.Bool("force"))
 	if err != nil {
 		return err
 	}
 	defer stage.abort()
-
-	stockName := fmt.Sprintf("%s/%s of %s", isobuilder.PXEDir, strings.ToUpper(pxeInitramfs), isoPath)
-	if err := stage.write(pxeInitramfs, func(w io.Writer) error {
-		if err := isobuilder.CustomizeInitramfs(w, iso.PXEFileReader(initramfs), node.Payload); err != nil {
-			return fmt.Errorf("%s: %w", stockName, err)
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, f := range []isobuilder.PXEFile{kernel, rootfs} {
-		if err := stage.write(f.Name, func(w io.Writer) error {
-			opts, done := progress(c, int64(f.Length))
-			defer done()
-			return iso.CopyPXEFile(c.Context, w, f, opts.Progress)
-		}); err != nil {
-			return err
-		}
-	}
-	for name, data := range configs {
+	// The initramfs first: customizing it checks the ISO's before the large files are copied.
+	order := append([]string{isobuilder.PXEInitramfs}, slices.DeleteFunc(slices.Clone(names), func(name string) bool { return name == isobuilder.PXEInitramfs })...)
+	for _, name := range order {
 		if err := stage.write(name, func(w io.Writer) error {
-			_, err := w.Write(data)
+			var p isobuilder.Progress
+			if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
+				opts, done := progress(c, set.Size(name))
+				defer done()
+				p = opts.Progress
+			}
+			err := set.Write(c.Context, name, w, p)
+			var isoErr *node.ISOError
+			if errors.As(err, &isoErr) {
+				return fmt.Errorf("%s/%s of %s: %w", isobuilder.PXEDir, strings.ToUpper(name), isoPath, isoErr.Err)
+			}
 			return err
 		}); err != nil {
 			return err
 		}
 	}
-	for _, w := range node.Warnings {
+	for _, w := range n.Warnings {
 		fmt.Fprintf(c.App.ErrWriter, "Warning: %s\n", w)
 	}
 	if err := c.Context.Err(); err != nil {
@@ -247,40 +224,35 @@ func pxeBuild(c *cli.Context) error {
 	abs, _ := filepath.Abs(outDir)
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(names, ", "))
 	if baseURL != "" {
-		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, layout.url(ipxeConfig))
+		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))
 	} else {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it over HTTP and chain boot.ipxe from iPXE, or over TFTP beside pxelinux.0 or GRUB; --base-url lets the live system fetch the rootfs instead of loading it as a second initrd.\n")
 	}
 	return nil
 }
 
-// pxeKargs returns the live kernel arguments of a network boot of iso: the ISO's own (what
-// its boot menus pass), with ignition.firstboot and ignition.platform.id=metal where an old
-// ISO lacks them, edited by the node's live kargs as build edits the ISO's, and without
-// coreos.liveiso=, which would make the initramfs wait for the ISO volume.
-func pxeKargs(iso *isobuilder.LiveISO, edits coreos.LiveKargs) ([]string, error) {
-	current, err := iso.CurrentKargs()
-	if err != nil && !errors.Is(err, embed.ErrNoKargs) {
-		return nil, err
+// parseBaseURL checks --base-url: an absolute http or https URL that file names can be
+// appended to.
+func parseBaseURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
 	}
-	base := strings.Fields(current)
-	if !slices.Contains(base, "ignition.firstboot") {
-		base = append(base, "ignition.firstboot")
+	if strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return "", usagef("--base-url %q contains whitespace or control characters", s)
 	}
-	if !slices.ContainsFunc(base, func(k string) bool { return strings.HasPrefix(k, "ignition.platform.id=") }) {
-		base = append(base, "ignition.platform.id=metal")
-	}
-	edited, err := embed.ModifyKargs(strings.Join(base, " "), edits.Append, edits.Delete, edits.Replace)
+	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("live kernel arguments: %w", err)
+		return "", usagef("--base-url %q is not a URL: %v", s, err)
 	}
-	var kargs []string
-	for _, k := range strings.Fields(edited) {
-		if name, _, _ := strings.Cut(k, "="); name != "coreos.liveiso" {
-			kargs = append(kargs, k)
-		}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", usagef("--base-url %q must start with http:// or https://: the live system fetches the rootfs over HTTP", s)
+	case u.Host == "":
+		return "", usagef("--base-url %q has no host", s)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", usagef("--base-url %q must be a plain directory URL, without user, query or fragment: file names are appended to it", s)
 	}
-	return kargs, nil
+	return strings.TrimRight(s, "/"), nil
 }
 
 // stagedDir writes a set of files into a hidden temporary directory inside dir and moves
