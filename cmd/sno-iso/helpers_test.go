@@ -31,7 +31,13 @@ func sno(t testing.TB, stdin []byte, args ...string) result {
 // snoIn runs the binary in the working directory dir ("" for the test's own).
 func snoIn(t testing.TB, dir string, stdin []byte, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(snoISO(t), args...)
+	return runBinary(t, snoISO(t), dir, stdin, args...)
+}
+
+// runBinary runs the sno-iso binary at bin.
+func runBinary(t testing.TB, bin, dir string, stdin []byte, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
