@@ -188,6 +188,10 @@ func ignitionMeaning(raw []byte) (map[string]any, error) {
 	return meaning, nil
 }
 
+// ErrKargRemoval says that a customization removes kernel arguments, which a MachineConfig
+// cannot do; the installation's DeleteKargs can.
+var ErrKargRemoval = errors.New("kernelArguments.shouldNotExist: a MachineConfig can add kernel arguments but not remove them")
+
 // LoadCustomization reads a customization file: an Ignition config (JSON) or a
 // MachineConfig (YAML or JSON).
 func LoadCustomization(path string) (*Customization, error) {
@@ -432,7 +436,7 @@ func customizationFromIgnition(source string, raw []byte) (*Customization, error
 	c := &Customization{Source: source, ignitionVersion: ig.Version, config: tree, hadConfigSources: withoutConfigSources(tree)}
 	if kargs, ok := tree["kernelArguments"].(map[string]any); ok {
 		if kargs["shouldNotExist"] != nil {
-			return nil, errors.New("kernelArguments.shouldNotExist: a MachineConfig can add kernel arguments but not remove them; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead")
+			return nil, ErrKargRemoval
 		}
 		if c.kernelArguments, err = stringList(kargs["shouldExist"], "kernelArguments.shouldExist"); err != nil {
 			return nil, err

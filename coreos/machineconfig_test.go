@@ -392,7 +392,7 @@ func TestParseCustomizationErrors(t *testing.T) {
 		{"repeated key", "kind: MachineConfig\nkind: MachineConfig\n", []string{"repeated"}},
 		{"invalid Ignition", `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"relative"}]}}`, []string{"$.storage.files.0.path"}},
 		{"invalid spec.config", mc("spec:\n  config:\n    ignition: {version: 3.2.0}\n    storage: {files: [{path: relative}]}\n"), []string{"spec.config", "path"}},
-		{"kernel argument removal", `{"ignition":{"version":"3.3.0"},"kernelArguments":{"shouldNotExist":["quiet"]}}`, []string{"shouldNotExist", "--delete-karg"}},
+		{"kernel argument removal", `{"ignition":{"version":"3.3.0"},"kernelArguments":{"shouldNotExist":["quiet"]}}`, []string{"shouldNotExist", "not remove them"}},
 		{"not a config", "just words", []string{"neither"}},
 		{"JSON syntax error", "{\"ignition\": {\"version\": \"3.2.0\",}\n}", []string{"not JSON", "line 1, column 35"}},
 		{"too large", strings.Repeat(" ", maxCustomizationSize+1), []string{"larger than"}},

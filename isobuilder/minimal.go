@@ -29,7 +29,7 @@ const (
 // ErrCustomized is returned when a minimal ISO is asked of an ISO that carries an embedded
 // payload or edited kernel arguments: miniso.dat rebuilds the minimal ISO from the pristine
 // bytes, so it would come out corrupt.
-var ErrCustomized = errors.New("cannot operate on ISO with embedded customizations; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again")
+var ErrCustomized = errors.New("cannot operate on ISO with embedded customizations")
 
 // ErrNoMiniso is returned by MinimalFromMiniso for ISOs without coreos/miniso.dat.
 var ErrNoMiniso = errors.New("this ISO image does not support extracting a minimal ISO: it has no coreos/miniso.dat")

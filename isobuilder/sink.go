@@ -113,7 +113,7 @@ func checkDestination(img *Image, dest string, force bool) error {
 }
 
 func existsError(dest string) error {
-	return fmt.Errorf("writing %s: %w; use --force to replace it", dest, fs.ErrExist)
+	return fmt.Errorf("writing %s: %w", dest, fs.ErrExist)
 }
 
 // createTemp creates a new hidden file in dir. Unlike os.CreateTemp it asks for mode 0666, so

@@ -346,7 +346,7 @@ func TestBootIPXEFromHost(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprint(conn, "GET /a/boot.ipxe HTTP/1.1\r\nHost: a_b!\r\nConnection: close\r\n\r\n")
 	reply, _ := io.ReadAll(conn)
-	if !strings.HasPrefix(string(reply), "HTTP/1.1 400") || !strings.Contains(string(reply), "--base-url") {
+	if !strings.HasPrefix(string(reply), "HTTP/1.1 400") || !strings.Contains(string(reply), "base URL") {
 		t.Errorf("a Host that is no host name: %q", reply)
 	}
 }
@@ -393,7 +393,7 @@ func TestMinimal(t *testing.T) {
 
 func TestMinimalNeedsARootfsURL(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
-	if resp, body := h.get("/a-minimal.iso"); resp.StatusCode != 500 || !strings.Contains(string(body), "--base-url") {
+	if resp, body := h.get("/a-minimal.iso"); resp.StatusCode != 500 || !strings.Contains(string(body), "base URL") {
 		t.Errorf("a minimal ISO without a rootfs URL: %d %q", resp.StatusCode, body)
 	}
 }

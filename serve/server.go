@@ -73,6 +73,9 @@ type Server struct {
 	closing  sync.WaitGroup // retired ISO versions being closed
 }
 
+// ErrNodesNotDir says that Config.NodesDir is not a directory.
+var ErrNodesNotDir = errors.New("the nodes directory is not a directory")
+
 // New parses the ISO and checks the nodes directory.
 func New(cfg Config) (*Server, error) {
 	return newServer(cfg, prepareDir)
@@ -89,7 +92,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if info, err := os.Stat(cfg.NodesDir); err != nil {
 		return nil, err
 	} else if !info.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory; --nodes names a directory with one subdirectory per node", cfg.NodesDir)
+		return nil, fmt.Errorf("%s: %w", cfg.NodesDir, ErrNodesNotDir)
 	}
 	iso, err := openISO(cfg.ISO)
 	if err != nil {
@@ -159,7 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-s.sem }()
 	default:
 		lw.Header().Set("Retry-After", "5")
-		err = fmt.Errorf("busy: %d requests in progress, the most this server takes (--max-concurrent); retry later", cap(s.sem))
+		err = fmt.Errorf("busy: %d requests in progress, the most this server takes; retry later", cap(s.sem))
 		http.Error(lw, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -266,7 +269,7 @@ func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 	url := ns.node.Output.RootfsURL
 	if url == "" {
 		if s.cfg.BaseURL == "" {
-			return nil, fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: start sno-iso serve with --base-url http://ADDRESS:PORT as the node reaches it, or set output.rootfsURL in its sno.yaml", ns.name)
+			return nil, fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: give the server its base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)
 		}
 		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
 	}
@@ -280,7 +283,7 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 		return s.cfg.BaseURL, nil
 	}
 	if !validHost(r.Host) {
-		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; start sno-iso serve with --base-url", r.Host)}
+		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
 	}
 	return "http://" + r.Host, nil
 }

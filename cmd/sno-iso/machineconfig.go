@@ -82,7 +82,7 @@ func machineconfig(c *cli.Context) error {
 		return err
 	}
 	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")}); err != nil {
-		return err
+		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",
 		out, mc.Name, mc.IgnitionVersion)

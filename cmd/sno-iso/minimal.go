@@ -75,7 +75,7 @@ func minimal(c *cli.Context) error {
 	if rootfsOut != "" {
 		commit, discard, err := iso.WriteRootfs(c.Context, rootfsOut, force)
 		if err != nil {
-			return err
+			return forceAdvice(err)
 		}
 		defer discard()
 		commitRootfs = commit
@@ -88,7 +88,7 @@ func minimal(c *cli.Context) error {
 		return err
 	}
 	if err := commitRootfs(); err != nil {
-		return err
+		return forceAdvice(err)
 	}
 	if out != "-" {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
@@ -110,7 +110,7 @@ func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.
 		defer done()
 		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
 	}
-	return media.Commit(c.Context, img, out, c.Bool("force"))
+	return forceAdvice(media.Commit(c.Context, img, out, c.Bool("force")))
 }
 
 // refuseExisting fails early, before any work, when path exists and force is not given.

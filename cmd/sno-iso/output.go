@@ -66,7 +66,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		opts, done := progress(c, img.Size())
 		defer done()
 		opts.Force = c.Bool("force")
-		return isobuilder.WriteFile(ctx, img, out, opts)
+		return forceAdvice(isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }
 

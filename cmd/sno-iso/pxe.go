@@ -129,7 +129,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")})
+	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
