@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
@@ -309,5 +310,22 @@ func TestRebuildRefusesBadURL(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left %d entries behind", len(left))
+	}
+}
+
+// A rebuild takes every date from the source ISO: two rebuilds with the wall clock on
+// different seconds (the resolution of ISO9660 dates) give the same bytes.
+func TestRebuildIsDeterministicAcrossTheClock(t *testing.T) {
+	src := hybridISO(t)
+	for _, opts := range []RebuildOptions{
+		{Minimal: true, MinimalOptions: MinimalOptions{RootfsURL: "http://192.0.2.1/rootfs.img"}},
+		{IgnitionAreaSize: 1 << 20},
+	} {
+		first := fileSHA256(t, rebuild(t, src, opts))
+		now := time.Now()
+		time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
+		if again := fileSHA256(t, rebuild(t, src, opts)); again != first {
+			t.Errorf("%+v: rebuilding a second later gives different bytes", opts)
+		}
 	}
 }
