@@ -292,16 +292,37 @@ func (d *DerivedISO) Close() error {
 // copying the image again when dest is in the temporary file's directory. img must have been
 // made by d.Image. Without force an existing dest is refused.
 func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, force bool) error {
-	if err := checkDestination(img, dest, force); err != nil {
+	stage := NewStage(force)
+	defer stage.Abort()
+	if err := d.Stage(ctx, stage, img, dest); err != nil {
+		return err
+	}
+	return stage.Commit()
+}
+
+// Stage makes img at dest one of stage's outputs: the temporary file itself with img's
+// patches written into it when dest is in its directory, else a copy.
+func (d *DerivedISO) Stage(ctx context.Context, stage *Stage, img *Image, dest string) error {
+	if err := checkNotBase(img, dest); err != nil {
 		return err
 	}
 	if filepath.Dir(d.path) != filepath.Dir(dest) {
-		return WriteFile(ctx, img, dest, WriteOptions{Force: force})
+		f, err := stage.Create(dest, secretPerm)
+		if err != nil {
+			return err
+		}
+		if err := newSequentialWriter(ctx, f, img.base, nil, true).writeImage(img); err != nil {
+			return fmt.Errorf("writing %s: %w", dest, err)
+		}
+		return ctx.Err()
+	}
+	if _, err := checkReplaceable(dest, stage.force); err != nil {
+		return err
 	}
 	if err := WriteInPlace(ctx, img, d.path); err != nil {
 		return err
 	}
-	return publish(d.path, dest, force)
+	return stage.adopt(d.path, dest)
 }
 
 // openDerived opens the temporary file at path as a live ISO, applies the edits that edit
@@ -360,7 +381,7 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir)
+	tmp, err := createTemp(dir, secretPerm)
 	if err != nil {
 		return nil, fmt.Errorf("creating the minimal ISO: %w", err)
 	}
@@ -414,46 +435,20 @@ func (c *contextWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// WriteRootfs copies images/pxeboot/rootfs.img out of the ISO to a temporary file beside
-// dest and returns a function that renames it into place (refusing an existing dest unless
-// force) and one that discards it, so that a caller can make the rootfs and the minimal ISO
-// appear together or not at all.
-func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (commit func() error, discard func(), err error) {
+// WriteRootfs copies images/pxeboot/rootfs.img out of the ISO to dest as one of stage's
+// outputs, so that a caller can make the rootfs and the minimal ISO appear together or not
+// at all.
+func (l *LiveISO) WriteRootfs(ctx context.Context, stage *Stage, dest string) error {
 	rec, err := l.volume.Lookup(rootfsPath)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the ISO has no root file system to write out: %w", err)
+		return fmt.Errorf("the ISO has no root file system to write out: %w", err)
 	}
-	if info, err := os.Lstat(dest); err == nil && (!force || !info.Mode().IsRegular()) {
-		if !force {
-			return nil, nil, existsError(dest)
-		}
-		return nil, nil, fmt.Errorf("writing %s: it is not a regular file", dest)
-	}
-	tmp, err := createTemp(filepath.Dir(dest))
+	f, err := stage.Create(dest, WriteOptions{}.perm())
 	if err != nil {
-		return nil, nil, fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
+		return err
 	}
-	discard = func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if err := newSequentialWriter(ctx, f, l.base, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
+		return fmt.Errorf("writing %s: %w", dest, err)
 	}
-	if err := newSequentialWriter(ctx, tmp, l.base, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
-		discard()
-		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		discard()
-		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
-	}
-	commit = func() error {
-		if err := tmp.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", dest, err)
-		}
-		if err := publish(tmp.Name(), dest, force); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		return nil
-	}
-	return commit, discard, nil
+	return nil
 }

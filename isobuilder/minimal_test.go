@@ -250,11 +250,11 @@ func TestWriteRootfs(t *testing.T) {
 	}
 	defer l.Close()
 	dest := filepath.Join(t.TempDir(), "rootfs.img")
-	commit, _, err := l.WriteRootfs(context.Background(), dest, false)
-	if err != nil {
+	stage := NewStage(false)
+	if err := l.WriteRootfs(context.Background(), stage, dest); err != nil {
 		t.Fatal(err)
 	}
-	if err := commit(); err != nil {
+	if err := stage.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(dest)
@@ -264,7 +264,7 @@ func TestWriteRootfs(t *testing.T) {
 	if string(got) != string(want) || n == 0 {
 		t.Errorf("rootfs %q, want %q", got, want)
 	}
-	if _, _, err := l.WriteRootfs(context.Background(), dest, false); !errors.Is(err, os.ErrExist) {
+	if err := l.WriteRootfs(context.Background(), NewStage(false), dest); !errors.Is(err, os.ErrExist) {
 		t.Errorf("second write: %v, want an error wrapping fs.ErrExist", err)
 	}
 }

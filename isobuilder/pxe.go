@@ -124,68 +124,40 @@ func (l *LiveISO) CopyPXEFile(ctx context.Context, w io.Writer, f PXEFile, progr
 }
 
 // ExtractPXE writes every PXE file to dir as prefix+name, as `coreos-installer iso extract
-// pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"). Files are created new: when
-// any destination exists nothing is written and the error wraps fs.ErrExist. Each file is
-// written to a temporary file and renamed; on error the files already written are removed.
-// It returns the paths written.
-func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) (written []string, err error) {
+// pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"), through one Stage. Files are
+// created new: when any destination exists nothing is written and the error wraps
+// fs.ErrExist. It returns the paths written.
+func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) ([]string, error) {
 	files, err := l.PXEFiles()
 	if err != nil {
 		return nil, err
 	}
+	stage := NewStage(false)
+	defer stage.Abort()
+	outs := make([]*os.File, len(files))
 	dests := make([]string, len(files))
 	for i, f := range files {
 		dests[i] = filepath.Join(dir, prefix+f.Name)
-		if _, err := os.Lstat(dests[i]); err == nil {
-			return nil, fmt.Errorf("writing %s: %w; remove it or extract to another directory", dests[i], fs.ErrExist)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+		if outs[i], err = stage.Create(dests[i], WriteOptions{}.perm()); err != nil {
+			return nil, extractError(err)
 		}
 	}
-	defer func() {
-		if err != nil {
-			for _, p := range written {
-				os.Remove(p)
-			}
-			written = nil
-		}
-	}()
 	for i, f := range files {
-		if err := l.extractOne(ctx, f, dests[i]); err != nil {
-			return written, err
+		if err := l.CopyPXEFile(ctx, outs[i], f, nil); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", dests[i], err)
 		}
-		written = append(written, dests[i])
 	}
-	syncDir(dir)
-	return written, nil
+	if err := stage.Commit(); err != nil {
+		return nil, extractError(err)
+	}
+	return dests, nil
 }
 
-// extractOne copies f to a temporary file beside dest, syncs it and renames it to dest
-// unless dest exists.
-func (l *LiveISO) extractOne(ctx context.Context, f PXEFile, dest string) (err error) {
-	tmp, err := createTemp(filepath.Dir(dest))
-	if err != nil {
-		return fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := l.CopyPXEFile(ctx, tmp, f, nil); err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	err = publish(tmp.Name(), dest, false)
+// extractError says what to do about a destination that exists: extraction never replaces
+// a file.
+func extractError(err error) error {
 	if errors.Is(err, fs.ErrExist) {
-		// pxe extract never replaces a file: --force is not the way out.
-		return fmt.Errorf("writing %s: %w; remove it or extract to another directory", dest, fs.ErrExist)
+		return fmt.Errorf("%w; remove it or extract to another directory", err)
 	}
 	return err
 }

@@ -81,7 +81,7 @@ func machineconfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")}); err != nil {
+	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: 0o600}); err != nil {
 		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",

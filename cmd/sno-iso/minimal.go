@@ -71,23 +71,27 @@ func minimal(c *cli.Context) error {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	defer media.Close()
-	commitRootfs := func() error { return nil }
+	// The rootfs and the minimal ISO appear together or not at all.
+	stage := isobuilder.NewStage(force)
+	defer stage.Abort()
 	if rootfsOut != "" {
-		commit, discard, err := iso.WriteRootfs(c.Context, rootfsOut, force)
-		if err != nil {
+		if err := iso.WriteRootfs(c.Context, stage, rootfsOut); err != nil {
 			return forceAdvice(err)
 		}
-		defer discard()
-		commitRootfs = commit
 	}
 	img, err := media.Image()
 	if err != nil {
 		return err
 	}
-	if err := writeDerived(c, media, img, out); err != nil {
-		return err
+	if out == "-" {
+		err = writeDerived(c, media, img, out)
+	} else {
+		err = media.Stage(c.Context, stage, img, out)
 	}
-	if err := commitRootfs(); err != nil {
+	if err != nil {
+		return forceAdvice(err)
+	}
+	if err := stage.Commit(); err != nil {
 		return forceAdvice(err)
 	}
 	if out != "-" {

@@ -65,7 +65,8 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 	default:
 		opts, done := progress(c, img.Size())
 		defer done()
-		opts.Force = c.Bool("force")
+		// An ISO output may carry an embedded config, which holds the cluster's keys.
+		opts.Force, opts.Perm = c.Bool("force"), 0o600
 		return forceAdvice(isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }

@@ -129,7 +129,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")}))
+	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: 0o600}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -187,28 +187,29 @@ func pxeBuild(c *cli.Context) error {
 	}
 	outDir := c.String("output")
 	names := set.Names()
-	stage, err := newStagedDir(outDir, names, c.Bool("force"))
-	if err != nil {
-		return err
+	// Every file is started before any is written: an existing one is refused at once.
+	stage := isobuilder.NewStage(c.Bool("force"))
+	defer stage.Abort()
+	files := map[string]*os.File{}
+	for _, name := range names {
+		dest := filepath.Join(outDir, name)
+		if err := stage.MkdirAll(filepath.Dir(dest)); err != nil {
+			return err
+		}
+		perm := fs.FileMode(0o644)
+		if name == isobuilder.PXEInitramfs {
+			perm = 0o600 // it carries the node's config
+		}
+		f, err := stage.Create(dest, perm)
+		if err != nil {
+			return forceAdvice(err)
+		}
+		files[name] = f
 	}
-	defer stage.abort()
 	// The initramfs first: customizing it checks the ISO's before the large files are copied.
 	order := append([]string{isobuilder.PXEInitramfs}, slices.DeleteFunc(slices.Clone(names), func(name string) bool { return name == isobuilder.PXEInitramfs })...)
 	for _, name := range order {
-		if err := stage.write(name, func(w io.Writer) error {
-			var p isobuilder.Progress
-			if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
-				opts, done := progress(c, set.Size(name))
-				defer done()
-				p = opts.Progress
-			}
-			err := set.Write(c.Context, name, w, p)
-			var isoErr *node.ISOError
-			if errors.As(err, &isoErr) {
-				return fmt.Errorf("%s/%s of %s: %w", isobuilder.PXEDir, strings.ToUpper(name), isoPath, isoErr.Err)
-			}
-			return err
-		}); err != nil {
+		if err := writePXEFile(c, set, name, files[name], isoPath); err != nil {
 			return err
 		}
 	}
@@ -218,8 +219,8 @@ func pxeBuild(c *cli.Context) error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if err := stage.commit(); err != nil {
-		return err
+	if err := stage.Commit(); err != nil {
+		return forceAdvice(err)
 	}
 	abs, _ := filepath.Abs(outDir)
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(names, ", "))
@@ -255,138 +256,19 @@ func parseBaseURL(s string) (string, error) {
 	return strings.TrimRight(s, "/"), nil
 }
 
-// stagedDir writes a set of files into a hidden temporary directory inside dir and moves
-// them into dir only when all are written, so an error or Ctrl-C leaves dir as it was.
-type stagedDir struct {
-	dir, tmp string
-	names    []string        // paths relative to dir, in the order they are moved in
-	existed  map[string]bool // names that were in dir before (replaced only with force)
-	force    bool
-	madeDir  bool     // dir was created for this run
-	madeDirs []string // subdirectories of dir created by commit
-}
-
-// newStagedDir checks the destinations (an existing one is refused unless force) and
-// creates the temporary directory.
-func newStagedDir(dir string, names []string, force bool) (*stagedDir, error) {
-	s := &stagedDir{dir: dir, names: names, existed: map[string]bool{}, force: force}
-	var existing []string
-	for _, name := range names {
-		dest := filepath.Join(dir, name)
-		info, err := os.Lstat(dest)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return nil, err
-		case info.IsDir():
-			return nil, fmt.Errorf("%s is a directory; remove it or write to another directory", dest)
-		}
-		s.existed[name] = true
-		existing = append(existing, dest)
+// writePXEFile writes the file called name of the node's PXE directory to w, with a progress
+// bar for the kernel and rootfs.
+func writePXEFile(c *cli.Context, set *node.PXESet, name string, w io.Writer, isoPath string) error {
+	var p isobuilder.Progress
+	if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
+		opts, done := progress(c, set.Size(name))
+		defer done()
+		p = opts.Progress
 	}
-	if len(existing) > 0 && !force {
-		return nil, fmt.Errorf("%s: %w; use --force to replace them", strings.Join(existing, ", "), fs.ErrExist)
+	err := set.Write(c.Context, name, w, p)
+	var isoErr *node.ISOError
+	if errors.As(err, &isoErr) {
+		return fmt.Errorf("%s/%s of %s: %w", isobuilder.PXEDir, strings.ToUpper(name), isoPath, isoErr.Err)
 	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		s.madeDir = true
-	}
-	tmp, err := os.MkdirTemp(dir, ".sno-iso-pxe-")
-	if err != nil {
-		s.abort()
-		return nil, fmt.Errorf("writing to %s: %w", dir, err)
-	}
-	s.tmp = tmp
-	return s, nil
-}
-
-// write creates name in the temporary directory with the bytes fill writes, and syncs it.
-func (s *stagedDir) write(name string, fill func(io.Writer) error) error {
-	p := filepath.Join(s.tmp, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := fill(f); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, name), err)
-	}
-	return f.Close()
-}
-
-// commit moves every file into dir: renamed over an existing one with force, else linked,
-// which fails rather than replace a file that appeared meanwhile. On error the files moved
-// so far that did not exist before are removed.
-func (s *stagedDir) commit() (err error) {
-	var moved []string
-	defer func() {
-		if err != nil {
-			for _, name := range moved {
-				if !s.existed[name] {
-					os.Remove(filepath.Join(s.dir, name))
-				}
-			}
-		}
-	}()
-	for _, name := range s.names {
-		src, dest := filepath.Join(s.tmp, name), filepath.Join(s.dir, name)
-		sub := filepath.Dir(dest)
-		if _, err := os.Stat(sub); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(sub, 0o755); err != nil {
-				return err
-			}
-			s.madeDirs = append(s.madeDirs, sub)
-		}
-		if s.force {
-			err = os.Rename(src, dest)
-		} else {
-			err = os.Link(src, dest)
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", dest, err)
-		}
-		moved = append(moved, name)
-	}
-	synced := map[string]bool{}
-	for _, name := range s.names {
-		if d := filepath.Dir(filepath.Join(s.dir, name)); !synced[d] {
-			syncDir(d)
-			synced[d] = true
-		}
-	}
-	s.madeDirs = nil // they hold the result now
-	s.madeDir = false
-	return nil
-}
-
-// abort removes the temporary directory, and what was created for this run if the files
-// did not make it into dir. After a successful commit it only removes the temporary one.
-func (s *stagedDir) abort() {
-	if s.tmp != "" {
-		os.RemoveAll(s.tmp)
-	}
-	for _, d := range slices.Backward(s.madeDirs) {
-		os.Remove(d)
-	}
-	if s.madeDir {
-		os.Remove(s.dir)
-	}
-}
-
-// syncDir makes the renames in dir durable; a filesystem that cannot sync a directory has
-// the data synced already.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return err
 }
