@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/input"
 	"gopkg.in/yaml.v3"
 )
 
@@ -99,19 +99,7 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 func readConfigFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxConfigFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file", path, maxConfigFileSize)
-	}
-	return data, nil
+	return input.ReadFile(path, maxConfigFileSize, "a configuration file")
 }
 
 // ParseConfig parses the contents of an sno.yaml; name is the file's path, used for

@@ -21,11 +21,11 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is larger than %s: that is not %s", e.Name, sizeText(e.Limit), e.What)
 }
 
-// ErrNotRegular says that an input path names a directory, a device or a pipe.
+// ErrNotRegular says that an input path names a directory.
 var ErrNotRegular = errors.New("not a regular file")
 
-// ReadFile reads the regular file at path, refusing more than limit bytes; what names the
-// kind of file expected, for the error.
+// ReadFile reads the file at path, refusing more than limit bytes and a directory; what
+// names the kind of file expected, for the error. Pipes and /dev/null are read like files.
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -36,8 +36,8 @@ func ReadFile(path string, limit int64, what string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%s expected)", path, ErrNotRegular, what)
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: %w but a directory (%s expected)", path, ErrNotRegular, what)
 	}
 	return Read(f, path, limit, what)
 }

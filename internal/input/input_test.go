@@ -26,6 +26,9 @@ func TestReadFile(t *testing.T) {
 	if _, err := ReadFile(dir, 4, "a test file"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: %v", err)
 	}
+	if got, err := ReadFile(os.DevNull, 4, "a test file"); err != nil || len(got) != 0 {
+		t.Errorf("/dev/null: %q, %v", got, err)
+	}
 	if _, err := ReadFile(filepath.Join(dir, "none"), 4, "a test file"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
