@@ -46,6 +46,9 @@ var (
 	// ErrInitramfsCustomized means an initramfs already carries an Ignition config or
 	// network keyfiles.
 	ErrInitramfsCustomized = errors.New("input is already customized")
+	// ErrInitramfsNoNetwork means an initramfs would ignore network keyfiles: its
+	// features.json lacks live-initrd-network.
+	ErrInitramfsNoNetwork = errors.New("this live initramfs does not read network keyfiles")
 )
 
 // PXEFile is one plain file of PXEDir.
@@ -169,14 +172,12 @@ func extractError(err error) error {
 // keyfiles need its live-initrd-network feature; otherwise the error wraps
 // ErrNotLiveInitramfs or ErrInitramfsCustomized, and w has received a partial copy.
 func CustomizeInitramfs(w io.Writer, stock io.Reader, files initrd.Files) error {
-	features, err := inspectInitramfs(io.TeeReader(stock, w))
+	features, err := InspectInitramfs(io.TeeReader(stock, w))
 	if err != nil {
 		return err
 	}
-	for _, p := range files.Paths() {
-		if initrd.IsNetworkFile(p) && !features.LiveInitrdNetwork {
-			return fmt.Errorf("this live initramfs does not read network keyfiles (%s lacks live-initrd-network); use a newer RHCOS, or ip= kernel arguments", initramfsFeaturesPath)
-		}
+	if err := CheckInitramfsPayload(features, files); err != nil {
+		return err
 	}
 	packed, err := initrd.Pack(files)
 	if err != nil {
@@ -186,11 +187,23 @@ func CustomizeInitramfs(w io.Writer, stock io.Reader, files initrd.Files) error 
 	return err
 }
 
-// inspectInitramfs reads a whole initramfs, checks that it is a CoreOS live initramfs
-// without a customization, and returns the features of its etc/coreos/features.json (all
+// CheckInitramfsPayload says whether a live initramfs with features takes files: network
+// keyfiles need live-initrd-network (else the error wraps ErrInitramfsNoNetwork).
+func CheckInitramfsPayload(features embed.Features, files initrd.Files) error {
+	for _, p := range files.Paths() {
+		if initrd.IsNetworkFile(p) && !features.LiveInitrdNetwork {
+			return fmt.Errorf("%w (%s lacks live-initrd-network); use a newer RHCOS, or ip= kernel arguments", ErrInitramfsNoNetwork, initramfsFeaturesPath)
+		}
+	}
+	return nil
+}
+
+// InspectInitramfs reads a whole initramfs, checks that it is a CoreOS live initramfs
+// without a customization (else the error wraps ErrNotLiveInitramfs or
+// ErrInitramfsCustomized), and returns the features of its etc/coreos/features.json (all
 // false when absent). Only the stamp and features.json are kept in memory; paths are compared
 // as the kernel unpacks them, so "./config.ign" counts as config.ign.
-func inspectInitramfs(r io.Reader) (embed.Features, error) {
+func InspectInitramfs(r io.Reader) (embed.Features, error) {
 	var features embed.Features
 	// A few names say enough; a hostile archive could hold millions.
 	const maxNamed = 5

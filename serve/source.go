@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
@@ -66,9 +66,9 @@ type isoState struct {
 	pxeErr       error
 
 	initramfsOnce sync.Once
-	// initramfsErr says the stock initramfs cannot be customized at all; networkErr says
-	// it cannot take network keyfiles.
-	initramfsErr, networkErr error
+	// initramfsErr says the stock initramfs cannot be customized at all.
+	initramfsErr      error
+	initramfsFeatures embed.Features
 
 	minimalMu sync.Mutex
 	minimal   map[string]*minimalBase // by rootfs URL
@@ -168,8 +168,7 @@ func (s *isoState) pxeArtifact(name string) (*artifact, error) {
 
 // checkInitramfs reports whether the stock initramfs can be customized with files, as
 // isobuilder.CustomizeInitramfs (what `pxe build` runs) would decide. The stock initramfs
-// is read once per ISO, whatever the number of nodes: customizing it with a keyfile tells
-// both whether it is a live initramfs at all and whether it reads keyfiles.
+// is inspected once per ISO, whatever the number of nodes.
 func (s *isoState) checkInitramfs(files initrd.Files) error {
 	s.initramfsOnce.Do(func() {
 		if err := s.loadPXE(); err != nil {
@@ -177,23 +176,16 @@ func (s *isoState) checkInitramfs(files initrd.Files) error {
 			return
 		}
 		f := s.pxe[isobuilder.PXEInitramfs]
-		probe := initrd.Files{initrd.NetworkDir + "/probe.nmconnection": []byte("[connection]\n")}
-		err := isobuilder.CustomizeInitramfs(io.Discard, s.iso.PXEFileReader(f), probe)
-		switch {
-		case err == nil:
-		case errors.Is(err, isobuilder.ErrNotLiveInitramfs), errors.Is(err, isobuilder.ErrInitramfsCustomized):
-			s.initramfsErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
-		default:
-			s.networkErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
+		s.initramfsFeatures, s.initramfsErr = isobuilder.InspectInitramfs(s.iso.PXEFileReader(f))
+		if s.initramfsErr != nil {
+			s.initramfsErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, s.initramfsErr)
 		}
 	})
 	if s.initramfsErr != nil {
 		return s.initramfsErr
 	}
-	for _, p := range files.Paths() {
-		if initrd.IsNetworkFile(p) {
-			return s.networkErr
-		}
+	if err := isobuilder.CheckInitramfsPayload(s.initramfsFeatures, files); err != nil {
+		return fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
 	}
 	return nil
 }
