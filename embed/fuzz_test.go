@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,6 +132,23 @@ func FuzzDecodeMiniso(f *testing.F) {
 		}
 		if !reflect.DeepEqual(again, m) {
 			t.Fatalf("round trip\n got %+v\nwant %+v", again, m)
+		}
+	})
+}
+
+func FuzzFormatKargsJSON(f *testing.F) {
+	f.Add([]byte(`{"default": "a coreos.liveiso=x", "files": [{"path": "EFI/fedora/grub.cfg", "offset": 970, "pad": "#", "end": "\n"}], "size": 1139}`))
+	f.Add([]byte(`{"default": "a", "files": [{"path": "images/cdboot.img", "offset": 66688, "pad": "\u0000", "end": "\u0000"}], "size": 896}   `))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := FormatKargsJSON(raw, "new \"default\"\x01")
+		if err != nil {
+			return
+		}
+		var back struct {
+			Default string `json:"default"`
+		}
+		if err := json.Unmarshal(out, &back); err != nil || back.Default != "new \"default\"\x01" {
+			t.Fatalf("output %q does not parse back (%v)", out, err)
 		}
 	})
 }

@@ -44,18 +44,6 @@ type Kargs struct {
 	Source string
 }
 
-// kargsJSON is coreos/kargs.json.
-type kargsJSON struct {
-	Default string `json:"default"`
-	Size    int    `json:"size"`
-	Files   []struct {
-		Path   string  `json:"path"`
-		Offset int64   `json:"offset"`
-		Pad    *string `json:"pad"`
-		End    *string `json:"end"`
-	} `json:"files"`
-}
-
 // FindKargs locates the kernel-argument areas: coreos/kargs.json, else the legacy coreKarg
 // header. It returns nil and no error when the ISO has neither (kargs unsupported).
 func FindKargs(iso ISO) (*Kargs, error) {

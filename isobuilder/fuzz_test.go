@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"hash/crc32"
 	"io"
 	"os"
@@ -263,23 +262,6 @@ func FuzzParseBootCatalog(f *testing.F) {
 		entries, err := parseBootCatalog(sector)
 		if err == nil && len(entries) > (SectorSize-32)/32 {
 			t.Fatalf("%d entries from one sector", len(entries))
-		}
-	})
-}
-
-func FuzzFormatKargsJSON(f *testing.F) {
-	f.Add([]byte(`{"default": "a coreos.liveiso=x", "files": [{"path": "EFI/fedora/grub.cfg", "offset": 970, "pad": "#", "end": "\n"}], "size": 1139}`))
-	f.Add([]byte(`{"default": "a", "files": [{"path": "images/cdboot.img", "offset": 66688, "pad": "\u0000", "end": "\u0000"}], "size": 896}   `))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		out, err := formatKargsJSON(raw, "new \"default\"\x01")
-		if err != nil {
-			return
-		}
-		var back struct {
-			Default string `json:"default"`
-		}
-		if err := json.Unmarshal(out, &back); err != nil || back.Default != "new \"default\"\x01" {
-			t.Fatalf("output %q does not parse back (%v)", out, err)
 		}
 	})
 }

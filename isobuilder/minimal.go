@@ -3,13 +3,11 @@ package isobuilder
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -150,7 +148,7 @@ func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
 		if err := readAt(iso, iso.Size(), raw, rec.Offset()); err != nil {
 			return Patch{}, fmt.Errorf("reading %s: %w", kargsJSONPath, err)
 		}
-		data, err := rewriteKargsJSON(raw, newDefault)
+		data, err := embed.RewriteKargsJSON(raw, newDefault)
 		if err != nil {
 			return Patch{}, err
 		}
@@ -170,102 +168,6 @@ func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
 		return Patch{}, fmt.Errorf("default kargs copy at byte %d: %w", off, err)
 	}
 	return Patch{Offset: off, Data: data}, nil
-}
-
-// kargsJSONFile is one entry of coreos/kargs.json's files, with pad and end absent when the
-// original had none.
-type kargsJSONFile struct {
-	Path   string  `json:"path"`
-	Offset int64   `json:"offset"`
-	Pad    *string `json:"pad"`
-	End    *string `json:"end"`
-}
-
-// rewriteKargsJSON returns coreos/kargs.json with a new default, in the form coreos-installer
-// writes it (pretty JSON with 2-space indentation, keys default, files (path, offset, pad,
-// end), size), right-padded with spaces to the original length so that the file keeps its
-// extent.
-func rewriteKargsJSON(raw []byte, newDefault string) ([]byte, error) {
-	data, err := formatKargsJSON(raw, newDefault)
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > len(raw) {
-		return nil, fmt.Errorf("new version of %s does not fit in space (%d vs %d bytes); the new default kernel arguments are too long", kargsJSONPath, len(data), len(raw))
-	}
-	return append(data, bytes.Repeat([]byte{' '}, len(raw)-len(data))...), nil
-}
-
-// formatKargsJSON returns coreos/kargs.json with a new default in coreos-installer's form.
-func formatKargsJSON(raw []byte, newDefault string) ([]byte, error) {
-	var j struct {
-		Default string          `json:"default"`
-		Files   []kargsJSONFile `json:"files"`
-		Size    int64           `json:"size"`
-	}
-	if err := json.Unmarshal(bytes.TrimRight(raw, " \x00"), &j); err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", kargsJSONPath, err)
-	}
-	var b bytes.Buffer
-	b.WriteString("{\n  \"default\": ")
-	writeJSONString(&b, newDefault)
-	b.WriteString(",\n  \"files\": [")
-	for i, f := range j.Files {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("\n    {\n      \"path\": ")
-		writeJSONString(&b, f.Path)
-		b.WriteString(",\n      \"offset\": " + strconv.FormatInt(f.Offset, 10))
-		if f.Pad != nil {
-			b.WriteString(",\n      \"pad\": ")
-			writeJSONString(&b, *f.Pad)
-		}
-		if f.End != nil {
-			b.WriteString(",\n      \"end\": ")
-			writeJSONString(&b, *f.End)
-		}
-		b.WriteString("\n    }")
-	}
-	if len(j.Files) > 0 {
-		b.WriteString("\n  ")
-	}
-	b.WriteString("],\n  \"size\": " + strconv.FormatInt(j.Size, 10) + "\n}")
-	return b.Bytes(), nil
-}
-
-// writeJSONString writes s as a JSON string escaped the way serde_json (coreos-installer's
-// serializer) escapes it: quote, backslash and the short forms of \b \f \n \r \t, other
-// control characters as lowercase \u00xx, everything else as is.
-func writeJSONString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if c < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
 }
 
 // DerivedISO is a live ISO written to a temporary file from another one (a minimal ISO, a

@@ -224,7 +224,7 @@ func (l *LiveISO) minimalKargsJSON(f *rebuildFile) error {
 	if err != nil {
 		return err
 	}
-	data, err := formatKargsJSON(raw, newDefault)
+	data, err := embed.FormatKargsJSON(raw, newDefault)
 	if err != nil {
 		return err
 	}
