@@ -166,21 +166,15 @@ func normalizeTree(out *os.File, size int64, roots []dirExtent, stamp, longStamp
 		if err := readAt(out, size, buf, int64(dir.lba)*SectorSize); err != nil {
 			return err
 		}
-		for i := 0; i < len(buf); {
-			n := int(buf[i])
-			if n == 0 {
-				i = (i/SectorSize + 1) * SectorSize
-				continue
+		err := eachRecord(buf, func(_ int, rec []byte) (bool, error) {
+			if len(rec) < minRecordLen || minRecordLen+int(rec[32]) > len(rec) {
+				return false, fmt.Errorf("a malformed %d-byte record", len(rec))
 			}
-			if n < minRecordLen || i+n > len(buf) {
-				return fmt.Errorf("rebuilt directory at LBA %d: bad record at byte %d", dir.lba, i)
-			}
-			rec := buf[i : i+n]
 			copy(rec[18:25], stamp)
 			nameLen := int(rec[32])
-			if su := minRecordLen + nameLen + (nameLen+1)%2; su < n {
+			if su := systemUseStart(nameLen); su < len(rec) {
 				if err := normalizeSUSP(out, size, rec[su:], stamp, longStamp, 0); err != nil {
-					return err
+					return false, err
 				}
 			}
 			name := rec[minRecordLen : minRecordLen+nameLen]
@@ -192,7 +186,10 @@ func normalizeTree(out *os.File, size int64, roots []dirExtent, stamp, longStamp
 					queue = append(queue, dirExtent{lba, binary.LittleEndian.Uint32(rec[10:14])})
 				}
 			}
-			i += n
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("rebuilt directory at LBA %d: %w", dir.lba, err)
 		}
 		if _, err := out.WriteAt(buf, int64(dir.lba)*SectorSize); err != nil {
 			return err
@@ -204,19 +201,15 @@ func normalizeTree(out *os.File, size int64, roots []dirExtent, stamp, longStamp
 // normalizeSUSP rewrites the TF and PX entries of a system use area, following one level of
 // continuation area.
 func normalizeSUSP(out *os.File, size int64, area, stamp, longStamp []byte, depth int) error {
-	for len(area) >= 4 {
-		n := int(area[2])
-		if n < 4 || n > len(area) {
-			return nil
-		}
-		e := area[:n]
-		switch string(e[:2]) {
+	var err error
+	eachSUSPEntry(area, func(sig string, e []byte) bool {
+		switch sig {
 		case "TF":
 			width := 7
 			if e[4]&0x80 != 0 {
 				width = 17
 			}
-			for pos := 5; pos+width <= n; pos += width {
+			for pos := 5; pos+width <= len(e); pos += width {
 				if width == 7 {
 					copy(e[pos:], stamp)
 				} else {
@@ -224,32 +217,28 @@ func normalizeSUSP(out *os.File, size int64, area, stamp, longStamp []byte, dept
 				}
 			}
 		case "PX":
-			if n >= 36 {
+			if len(e) >= 36 {
 				clear(e[20:36]) // uid and gid, both byte orders
 			}
 		case "CE":
-			if n >= 28 && depth < maxContinuations {
-				block := binary.LittleEndian.Uint32(e[4:8])
-				off := binary.LittleEndian.Uint32(e[12:16])
-				length := binary.LittleEndian.Uint32(e[20:24])
-				if off < SectorSize && length <= SectorSize-off {
-					ce := make([]byte, length)
-					at := int64(block)*SectorSize + int64(off)
-					if err := readAt(out, size, ce, at); err != nil {
-						return err
-					}
-					if err := normalizeSUSP(out, size, ce, stamp, longStamp, depth+1); err != nil {
-						return err
-					}
-					if _, err := out.WriteAt(ce, at); err != nil {
-						return err
-					}
-				}
+			if c, ok := parseCE(e); ok && c.inSector() && depth < maxContinuations {
+				err = normalizeContinuation(out, size, c, stamp, longStamp, depth)
 			}
-		case "ST":
-			return nil
 		}
-		area = area[n:]
+		return err == nil
+	})
+	return err
+}
+
+// normalizeContinuation normalizes the SUSP entries of a continuation area in place.
+func normalizeContinuation(out *os.File, size int64, c continuation, stamp, longStamp []byte, depth int) error {
+	ce := make([]byte, c.length)
+	if err := readAt(out, size, ce, c.at()); err != nil {
+		return err
 	}
-	return nil
+	if err := normalizeSUSP(out, size, ce, stamp, longStamp, depth+1); err != nil {
+		return err
+	}
+	_, err := out.WriteAt(ce, c.at())
+	return err
 }
