@@ -1,5 +1,8 @@
 // Command sno-iso makes Single Node OpenShift boot media from a CoreOS live ISO: it embeds the
 // bootstrap-in-place Ignition into the ISO and writes full or minimal ISOs and PXE artifacts.
+// The work is done by the library packages (node above all); this command parses flags,
+// prints output and progress, and adds to library errors the flags and commands that fix
+// them.
 package main
 
 import (
