@@ -33,16 +33,11 @@ func build(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usagef("build takes no arguments, got %q; the ISO goes in --iso", c.Args().Slice())
 	}
-	isoPath := c.String("iso")
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, n, err := openNode(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
-	n, _, err := node.Load(nodeInputsFromFlags(c))
-	if err != nil {
-		return err
-	}
 	minimal, opts, err := minimalChoice(c, n)
 	if err != nil {
 		return err

@@ -78,6 +78,22 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 	return in
 }
 
+// openNode opens the --iso of a command that prepares a node, and loads and prepares the
+// node from the flags.
+func openNode(c *cli.Context) (*isobuilder.LiveISO, string, *node.Node, error) {
+	isoPath := c.String("iso")
+	iso, err := isobuilder.Open(isoPath)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	n, _, err := node.Load(nodeInputsFromFlags(c))
+	if err != nil {
+		iso.Close()
+		return nil, "", nil, err
+	}
+	return iso, isoPath, n, nil
+}
+
 // nodeError adds the ISO's name and the command line's advice to an error of preparing a
 // node's media.
 func nodeError(err error, isoPath string) error {

@@ -171,16 +171,11 @@ func pxeBuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	isoPath := c.String("iso")
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, n, err := openNode(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
-	n, _, err := node.Load(nodeInputsFromFlags(c))
-	if err != nil {
-		return err
-	}
 	set, err := n.PXE(iso, baseURL)
 	if err != nil {
 		return nodeError(err, isoPath)
