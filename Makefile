@@ -4,11 +4,15 @@ GO      ?= go
 BIN     := bin/sno-iso
 DEMO    := out/demo
 FUZZTIME ?= 5s
+# --version prints these; go install records the module version and commit instead.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
 .PHONY: build deps test unit fuzz demo bench clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/sno-iso
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
 
 deps:
 	scripts/install-deps
