@@ -9,10 +9,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build deps test unit fuzz demo bench clean
+.PHONY: build docs deps test unit fuzz demo bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
+
+# The man page and the bash, zsh and fish completions, generated from the command definitions.
+docs: build
+	$(BIN) dev docs dist/docs
 
 deps:
 	scripts/install-deps
@@ -34,4 +38,4 @@ bench: deps build
 	$(GO) run ./scripts/bench -sno-iso $(BIN)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist
