@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build docs deps test unit fuzz demo bench clean
+.PHONY: build docs release deps test unit fuzz demo bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
@@ -17,6 +17,12 @@ build:
 # The man page and the bash, zsh and fish completions, generated from the command definitions.
 docs: build
 	$(BIN) dev docs dist/docs
+
+# Static binaries for every platform, the docs and SHA256SUMS in dist/, the same bytes from
+# the same commit and Go release.
+release:
+	rm -rf dist
+	$(GO) run ./scripts/release -o dist -version $(VERSION) -commit $(COMMIT)
 
 deps:
 	scripts/install-deps
