@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: build docs release deps test unit fuzz demo bench clean
+.PHONY: build docs release image deps test unit fuzz demo bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
@@ -23,6 +23,14 @@ docs: build
 release:
 	rm -rf dist
 	$(GO) run ./scripts/release -o dist -version $(VERSION) -commit $(COMMIT)
+
+# The container image, as an OCI archive for podman load or skopeo copy: linux/amd64 and
+# linux/arm64 binaries of make release (run first if they are missing), no daemon needed.
+IMAGE := dist/sno-iso-image.oci.tar
+image:
+	test -e dist/sno-iso-$(VERSION)-linux-amd64 -a -e dist/sno-iso-$(VERSION)-linux-arm64 || $(MAKE) release
+	$(GO) run ./scripts/mkimage -o $(IMAGE) -version $(VERSION) -revision $(COMMIT) \
+	  linux/amd64=dist/sno-iso-$(VERSION)-linux-amd64 linux/arm64=dist/sno-iso-$(VERSION)-linux-arm64
 
 deps:
 	scripts/install-deps
