@@ -3,20 +3,38 @@
 GO      ?= go
 BIN     := bin/sno-iso
 DEMO    := out/demo
+DOCS    := dist/docs
 FUZZTIME ?= 5s
 # --version prints these; go install records the module version and commit instead.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
+# make install: PREFIX and DESTDIR as usual; COREOS_INSTALLER_LINK=1 also installs
+# coreos-installer as a link to sno-iso.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+COREOS_INSTALLER_LINK ?=
 
-.PHONY: build docs release image deps test unit fuzz demo bench clean
+.PHONY: build docs release image install deps test unit fuzz demo bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
 
 # The man page and the bash, zsh and fish completions, generated from the command definitions.
 docs: build
-	$(BIN) dev docs dist/docs
+	$(BIN) dev docs $(DOCS)
+
+install: docs
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/sno-iso
+	install -D -m 0644 $(DOCS)/sno-iso.1 $(DESTDIR)$(MANDIR)/man1/sno-iso.1
+	install -D -m 0644 $(DOCS)/sno-iso.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/sno-iso
+	install -D -m 0644 $(DOCS)/_sno-iso $(DESTDIR)$(DATADIR)/zsh/site-functions/_sno-iso
+	install -D -m 0644 $(DOCS)/sno-iso.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/sno-iso.fish
+ifneq ($(COREOS_INSTALLER_LINK),)
+	ln -sfn sno-iso $(DESTDIR)$(BINDIR)/coreos-installer
+endif
 
 # Static binaries for every platform, the docs and SHA256SUMS in dist/, the same bytes from
 # the same commit and Go release.
