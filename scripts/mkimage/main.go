@@ -1,7 +1,8 @@
 // Command mkimage writes the sno-iso container image as an OCI archive, without a container
 // daemon: an image from scratch per platform whose one layer holds the static binary as
-// /usr/bin/sno-iso, run as a non-root user, under one index that podman and skopeo resolve to
-// the platform they run on. Timestamps are fixed, so the same binaries give the same archive.
+// /usr/bin/sno-iso, run as a non-root user, under one index named localhost/sno-iso:VERSION
+// that podman and skopeo resolve to the platform they run on. Timestamps are fixed, so the
+// same binaries give the same archive.
 //
 //	go run ./scripts/mkimage -o dist/sno-iso-image.oci.tar -version V -revision C \
 //		linux/amd64=dist/sno-iso-V-linux-amd64 linux/arm64=dist/sno-iso-V-linux-arm64
@@ -151,9 +152,13 @@ func index(binaries []string, m metadata) (v1.ImageIndex, error) {
 	return idx, nil
 }
 
+// imageName is the name the image is loaded under: podman load names an OCI archive's image
+// after its reference name, qualified with localhost/ when it has no registry.
+func imageName(version string) string { return "localhost/sno-iso:" + version }
+
 // writeArchive writes idx as an OCI archive (an OCI image layout in a tar) at path, under
-// the reference name tag, through a temporary file renamed into place.
-func writeArchive(path, tag string, idx v1.ImageIndex) error {
+// the reference name refName, through a temporary file renamed into place.
+func writeArchive(path, refName string, idx v1.ImageIndex) error {
 	dir, err := os.MkdirTemp("", "sno-iso-image-")
 	if err != nil {
 		return err
@@ -163,7 +168,7 @@ func writeArchive(path, tag string, idx v1.ImageIndex) error {
 	if err != nil {
 		return err
 	}
-	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": tag})); err != nil {
+	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": refName})); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".sno-iso-image-*")
@@ -219,7 +224,7 @@ func tarDir(w io.Writer, dir string) error {
 
 func main() {
 	out := flag.String("o", "dist/sno-iso-image.oci.tar", "write the OCI archive to `FILE`")
-	version := flag.String("version", "", "the sno-iso `VERSION` the binaries report (label and tag)")
+	version := flag.String("version", "", "the sno-iso `VERSION` the binaries report (label, and the tag of localhost/sno-iso)")
 	revision := flag.String("revision", "", "the source `COMMIT` (label)")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: mkimage -version V -revision C [-o FILE] GOOS/GOARCH=BINARY...")
@@ -235,8 +240,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := writeArchive(*out, *version, idx); err != nil {
+	if err := writeArchive(*out, imageName(*version), idx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("Wrote %s: sno-iso %s for %s\n", *out, *version, strings.Join(flag.Args(), ", "))
+	fmt.Printf("Wrote %s: %s for %s\n", *out, imageName(*version), strings.Join(flag.Args(), ", "))
 }

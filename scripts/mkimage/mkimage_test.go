@@ -65,7 +65,7 @@ func writeTestImage(t *testing.T, bin string) string {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "sno-iso.oci.tar")
-	if err := writeArchive(archive, testVersion, idx); err != nil {
+	if err := writeArchive(archive, imageName(testVersion), idx); err != nil {
 		t.Fatal(err)
 	}
 	return archive
@@ -138,7 +138,7 @@ func TestImageUnpacks(t *testing.T) {
 		t.Fatalf("tar -xf: %v\n%s", err, out)
 	}
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	args := []string{"unpack", "--image", layoutDir + ":" + testVersion, bundle}
+	args := []string{"unpack", "--image", layoutDir + ":" + imageName(testVersion), bundle}
 	if os.Geteuid() != 0 {
 		args = append([]string{"unpack", "--rootless"}, args[1:]...)
 	}
