@@ -5,6 +5,8 @@ BIN     := bin/sno-iso
 DEMO    := out/demo
 DOCS    := dist/docs
 FUZZTIME ?= 5s
+# The platforms of make release, each cross-vetted by make test.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 # --version prints these; go install records the module version and commit instead.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
@@ -17,7 +19,10 @@ MANDIR  ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share
 COREOS_INSTALLER_LINK ?=
 
-.PHONY: build docs release image install deps test unit fuzz demo bench clean
+space := $(subst ,, )
+comma := ,
+
+.PHONY: build docs release image install deps test cross-vet unit fuzz demo bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
@@ -40,7 +45,7 @@ endif
 # the same commit and Go release.
 release:
 	rm -rf dist
-	$(GO) run ./scripts/release -o dist -version $(VERSION) -commit $(COMMIT)
+	$(GO) run ./scripts/release -o dist -version $(VERSION) -commit $(COMMIT) -targets $(subst $(space),$(comma),$(PLATFORMS))
 
 # The container image, as an OCI archive for podman load or skopeo copy: linux/amd64 and
 # linux/arm64 binaries of make release (run first if they are missing), no daemon needed.
@@ -57,8 +62,17 @@ test: deps
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(MAKE) cross-vet release image
 	scripts/fuzz $(FUZZTIME)
 	$(GO) test -timeout 40m ./...
+
+# go vet for every other platform than this one (vetted above), with the flags of make release
+# so that the release reuses the compiled packages; the release then cross-compiles each.
+HOST_PLATFORM := $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+cross-vet:
+	for p in $(filter-out $(HOST_PLATFORM),$(PLATFORMS)); do \
+	  echo "go vet $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet -trimpath ./... || exit 1; \
+	done
 
 fuzz:
 	scripts/fuzz 2m

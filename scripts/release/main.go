@@ -3,9 +3,10 @@
 // The same commit built by the same Go release gives the same bytes, wherever it is checked
 // out: paths are trimmed, the build id is empty and no VCS state or timestamp is recorded.
 //
-//	go run ./scripts/release [-o dist] [-version V] [-commit C] [-targets linux/amd64,...]
+//	go run ./scripts/release -targets linux/amd64,darwin/arm64,... [-o dist] [-version V] [-commit C]
 //
-// make release runs it with the version and commit that make build stamps.
+// make release runs it for the Makefile's PLATFORMS, with the version and commit that make
+// build stamps.
 package main
 
 import (
@@ -22,9 +23,6 @@ import (
 	"slices"
 	"strings"
 )
-
-// platforms are the release targets, as GOOS/GOARCH.
-var platforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64"}
 
 // build describes one release build of the module checked out in moduleDir.
 type build struct {
@@ -129,9 +127,13 @@ func main() {
 	out := flag.String("o", "dist", "write the release into `DIR`")
 	version := flag.String("version", "", "the `VERSION` to stamp and name files with (default: git describe --tags --always --dirty)")
 	commit := flag.String("commit", "", "the `COMMIT` to stamp (default: git rev-parse HEAD)")
-	targets := flag.String("targets", strings.Join(platforms, ","), "comma-separated GOOS/GOARCH `TARGETS`")
+	targets := flag.String("targets", "", "comma-separated GOOS/GOARCH `TARGETS` (required)")
 	flag.Parse()
 	log.SetFlags(0)
+	if *targets == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
 	var err error
 	if *version == "" {
 		if *version, err = gitOutput(".", "describe", "--tags", "--always", "--dirty"); err != nil {
