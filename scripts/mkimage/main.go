@@ -13,6 +13,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"debug/elf"
 	"flag"
 	"fmt"
 	"io"
@@ -126,6 +127,31 @@ func image(platform v1.Platform, binary []byte, m metadata) (v1.Image, error) {
 	return mutate.ConfigFile(img, cf)
 }
 
+// elfMachines are the ELF machines of the architectures an image may be made for.
+var elfMachines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// checkStaticLinux refuses a binary that would not run in an image from scratch for goarch:
+// not a Linux executable of that architecture, or one that needs a dynamic loader.
+func checkStaticLinux(binary []byte, goarch string) error {
+	want, ok := elfMachines[goarch]
+	if !ok {
+		return fmt.Errorf("no image for architecture %s", goarch)
+	}
+	f, err := elf.NewFile(bytes.NewReader(binary))
+	if err != nil {
+		return fmt.Errorf("not a Linux executable: %w", err)
+	}
+	if f.Machine != want {
+		return fmt.Errorf("built for %v, not %s", f.Machine, goarch)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("dynamically linked; an image from scratch has no loader (build with CGO_ENABLED=0)")
+		}
+	}
+	return nil
+}
+
 // index holds one image per platform, each given as GOOS/GOARCH=BINARY.
 func index(binaries []string, m metadata) (v1.ImageIndex, error) {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
@@ -138,6 +164,9 @@ func index(binaries []string, m metadata) (v1.ImageIndex, error) {
 		binary, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
+		}
+		if err := checkStaticLinux(binary, goarch); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		platform := v1.Platform{OS: goos, Architecture: goarch}
 		if goarch == "arm64" {

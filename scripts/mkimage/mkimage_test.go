@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -196,5 +197,29 @@ func TestImageIsReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(first, second) {
 		t.Fatal("two archives of the same binary differ")
+	}
+}
+
+// TestImageRefusesWrongBinaries: a binary of another architecture, or one that needs a
+// dynamic loader, would not run from the image; mkimage says so instead of writing it.
+func TestImageRefusesWrongBinaries(t *testing.T) {
+	bin := staticBinary(t)
+	other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[runtime.GOARCH]
+	if other == "" {
+		t.Skipf("no image architecture other than %s to try", runtime.GOARCH)
+	}
+	_, err := index([]string{"linux/" + other + "=" + bin}, metadata{version: testVersion})
+	if err == nil || !strings.Contains(err.Error(), "not "+other) {
+		t.Errorf("the %s binary as linux/%s: %v", runtime.GOARCH, other, err)
+	}
+
+	// The system's ls is a dynamically linked program of this architecture.
+	dynamic, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skip("no ls to try a dynamically linked program")
+	}
+	_, err = index([]string{"linux/" + runtime.GOARCH + "=" + dynamic}, metadata{version: testVersion})
+	if err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+		t.Errorf("a dynamically linked binary: %v", err)
 	}
 }
