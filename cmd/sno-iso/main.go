@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -27,18 +26,11 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
-}
-
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                   "sno-iso",
 		Usage:                  "make Single Node OpenShift boot media from a CoreOS live ISO",
-		Version:                version(),
+		Version:                versionLine(),
 		UseShortOptionHandling: true,
 		// Kernel arguments such as console=ttyS0,115200n8 contain commas.
 		DisableSliceFlagSeparator: true,

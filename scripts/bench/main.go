@@ -1,10 +1,13 @@
+//go:build linux
+
 // Command bench measures sno-iso against the physical limit, `cp` of the same file, in one
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
 // It prints a Markdown table for the README.
 //
 //	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5]
 //
-// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso.
+// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso. It runs on Linux
+// only: it reads the server's CPU time and memory from /proc.
 package main
 
 import (
