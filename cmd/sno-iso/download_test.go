@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/coreos/stream-metadata-go/stream"
 )
 
@@ -323,4 +325,56 @@ func TestDownloadTwoProcessesFetchOnce(t *testing.T) {
 	if n := f.server.count(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
+}
+
+// TestDownloadThroughTheEnvironmentsProxy: HTTP_PROXY carries the request for a host that
+// only the proxy can reach.
+func TestDownloadThroughTheEnvironmentsProxy(t *testing.T) {
+	iso := randomBytes(1<<20, 7)
+	var proxied []string
+	var mu sync.Mutex
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		proxied = append(proxied, r.URL.String())
+		n := len(proxied)
+		mu.Unlock()
+		if r.URL.Host != "mirror.example" || n > 1 {
+			http.Error(w, "unexpected request", http.StatusBadGateway)
+			return
+		}
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(iso))
+	}))
+	t.Cleanup(proxy.Close)
+	cache := t.TempDir()
+	cmd := exec.Command(snoISO(t), "download", "--url", "http://mirror.example/rhcos.iso", "--sha256", bytesSHA(iso), "--cache-dir", cache)
+	cmd.Env = append(os.Environ(), "HTTP_PROXY="+proxy.URL, "http_proxy="+proxy.URL, "NO_PROXY=", "no_proxy=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	wantFileBytes(t, strings.TrimSpace(string(out)), iso)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(proxied) != 1 || proxied[0] != "http://mirror.example/rhcos.iso" {
+		t.Errorf("the proxy saw %q", proxied)
+	}
+}
+
+// TestDownloadKeyringNeedsSignatures: RHCOS streams carry no signatures, so --keyring
+// cannot be honoured and says so, without downloading anything.
+func TestDownloadKeyringNeedsSignatures(t *testing.T) {
+	f := newDownloadFixture(t, 0)
+	key, err := openpgp.NewEntity("signer", "", "signer@example.org", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keyring bytes.Buffer
+	if err := key.Serialize(&keyring); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := writeFile(t, filepath.Join(t.TempDir(), "keys.gpg"), keyring.String())
+	r := sno(t, nil, f.args("--keyring", keyFile)...)
+	wantError(t, r, "no OpenPGP signature", "drop --keyring")
+	r = sno(t, nil, f.args("--keyring", f.stream)...)
+	wantError(t, r, "--keyring "+f.stream, "OpenPGP public keys")
 }
