@@ -3,6 +3,7 @@ package download
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"path"
 	"runtime"
 	"slices"
@@ -20,13 +21,17 @@ type Artifact struct {
 	SignatureURL string
 }
 
-// Name is the file name the artifact is stored under: the last element of its URL's path.
+// Name is the file name the artifact is stored under: the last element of its URL's path,
+// "" when the path names no file.
 func (a Artifact) Name() string {
-	u := a.URL
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		u = u[:i]
+	u, err := url.Parse(a.URL)
+	if err != nil || strings.HasSuffix(u.Path, "/") {
+		return ""
 	}
-	return path.Base(u)
+	if name := path.Base(u.Path); name != "." && name != "/" {
+		return name
+	}
+	return ""
 }
 
 // check rejects artifacts that cannot be fetched and verified.
@@ -37,7 +42,9 @@ func (a Artifact) check() error {
 	if !isSHA256(a.SHA256) {
 		return fmt.Errorf("%s: %q is not a sha256 digest (64 hex digits)", a.URL, a.SHA256)
 	}
-	if name := a.Name(); name == "" || name == "/" || name == "." || name == ".." {
+	// Names starting with a dot are the cache's own (.lock) or no file (..); a backslash or
+	// NUL could reach outside the cache on some systems.
+	if name := a.Name(); name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "\\\x00") {
 		return fmt.Errorf("%s: the URL names no file", a.URL)
 	}
 	return nil

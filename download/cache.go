@@ -17,7 +17,7 @@ import (
 //	Dir/SHA256/NAME       the artifact, read-only, present only once verified
 //	Dir/SHA256/NAME.part  a download in progress, resumed by the next Get
 //	Dir/SHA256/NAME.sig   its OpenPGP signature, when one was checked
-//	Dir/SHA256/lock       locked by the process downloading; holds the part's validator
+//	Dir/SHA256/.lock      locked by the process downloading; holds the part's validator
 //
 // An entry is trusted by its name: a hit needs neither network nor hashing.
 type Cache struct {
@@ -59,7 +59,7 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := c.lock(ctx, filepath.Join(dir, "lock"))
+	lock, err := c.lock(ctx, filepath.Join(dir, ".lock"))
 	if err != nil {
 		return "", err
 	}

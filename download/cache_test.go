@@ -26,7 +26,7 @@ func entryFiles(t *testing.T, dir, sha string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Name() != "lock" {
+		if e.Name() != ".lock" {
 			names = append(names, e.Name())
 		}
 	}

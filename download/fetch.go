@@ -20,8 +20,9 @@ type Fetcher struct {
 	// Client makes the requests. NewFetcher's honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY,
 	// and bounds the wait for response headers but not the body, which takes minutes.
 	Client *http.Client
-	// Attempts bounds the failed attempts in a row that received no byte.
-	Attempts int
+	// Retries bounds the retries in a row after attempts that received no byte; one that
+	// received some shows the server works, and starts the count again.
+	Retries int
 	// Backoff is the wait after the first failed attempt; it doubles up to MaxBackoff.
 	Backoff, MaxBackoff time.Duration
 	// MaxRetryAfter caps the wait a server asks for with Retry-After.
@@ -47,7 +48,7 @@ func NewFetcher() *Fetcher {
 	t.DisableCompression = true
 	return &Fetcher{
 		Client:        &http.Client{Transport: t},
-		Attempts:      6,
+		Retries:       6,
 		Backoff:       time.Second,
 		MaxBackoff:    30 * time.Second,
 		MaxRetryAfter: 5 * time.Minute,
@@ -186,8 +187,8 @@ func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, 
 		if !ok {
 			return err
 		}
-		if failures > f.Attempts {
-			return fmt.Errorf("%w (gave up after %d attempts)", err, f.Attempts)
+		if failures > f.Retries {
+			return fmt.Errorf("%w (gave up after %d retries)", err, f.Retries)
 		}
 		f.progress().Retry(url, err, wait)
 		if err := sleep(ctx, wait); err != nil {
@@ -204,6 +205,7 @@ func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 	case errors.Is(err, errRangeRejected):
 		return 0, true
 	case errors.As(err, &transport):
+		// A connection lost or stalled: back off below.
 	case errors.As(err, &status) && status.retryable():
 		if status.RetryAfter > 0 {
 			return min(status.RetryAfter, f.MaxRetryAfter), true

@@ -180,17 +180,17 @@ func TestFetchDoesNotRetryNotFound(t *testing.T) {
 	}
 }
 
-func TestFetchGivesUpAfterTheAttempts(t *testing.T) {
+func TestFetchGivesUpAfterTheRetries(t *testing.T) {
 	f := quickFetcher(nil)
-	o := newOrigin(t, f.Attempts+1, func(_ int, w http.ResponseWriter, r *http.Request) {
+	o := newOrigin(t, f.Retries+1, func(_ int, w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 	})
 	err := f.Fetch(testContext(t), Artifact{URL: o.URL + "/a.iso", SHA256: sha256Hex(nil)}, partIn(t))
 	if err == nil || !strings.Contains(err.Error(), "502") || !strings.Contains(err.Error(), "gave up") {
 		t.Fatalf("got %v, want a 502 given up on", err)
 	}
-	if n := len(o.seen()); n != f.Attempts+1 {
-		t.Errorf("%d requests, want %d", n, f.Attempts+1)
+	if n := len(o.seen()); n != f.Retries+1 {
+		t.Errorf("%d requests, want %d", n, f.Retries+1)
 	}
 }
 

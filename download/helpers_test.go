@@ -94,7 +94,7 @@ func quickFetcher(p Progress) *Fetcher {
 	f := NewFetcher()
 	f.Backoff, f.MaxBackoff, f.MaxRetryAfter = time.Millisecond, 4*time.Millisecond, 20*time.Millisecond
 	f.StallTimeout = 200 * time.Millisecond
-	f.Attempts = 3
+	f.Retries = 3
 	f.Progress = p
 	return f
 }

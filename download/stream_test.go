@@ -151,3 +151,21 @@ func TestParseSHA256Sums(t *testing.T) {
 		}
 	}
 }
+
+func TestArtifactName(t *testing.T) {
+	for u, want := range map[string]string{
+		"https://mirror.example/pub/rhcos-live.x86_64.iso?token=1#x": "rhcos-live.x86_64.iso",
+		"https://mirror.example/pub/":                                "",
+		"https://mirror.example":                                     "",
+		"https://mirror.example/a%20b.iso":                           "a b.iso",
+	} {
+		if got := (Artifact{URL: u}).Name(); got != want {
+			t.Errorf("%s: name %q, want %q", u, got, want)
+		}
+	}
+	for _, u := range []string{"https://mirror.example/", "https://mirror.example/.lock", "ftp://mirror.example/a.iso", "https://mirror.example/x%5C..%5C..%5Cy.iso"} {
+		if err := (Artifact{URL: u, SHA256: strings.Repeat("0", 64)}).check(); err == nil {
+			t.Errorf("%s: accepted", u)
+		}
+	}
+}

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -184,6 +182,9 @@ func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]down
 // urlArtifact is --url with the digest of --sha256 or of the --sha256sum-url file.
 func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, error) {
 	a := download.Artifact{URL: c.String("url"), SHA256: strings.ToLower(c.String("sha256"))}
+	if a.Name() == "" {
+		return nil, usagef("--url %s names no file: give the URL of the file itself", a.URL)
+	}
 	if c.String("keyring") != "" {
 		a.SignatureURL = a.URL + ".sig" // where Fedora CoreOS publishes them
 	}
@@ -197,9 +198,6 @@ func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, erro
 			return nil, fmt.Errorf("%s: %w", sumsURL, err)
 		}
 		name := a.Name()
-		if unescaped, err := url.PathUnescape(name); err == nil {
-			name = unescaped
-		}
 		digest, ok := sums[name]
 		if !ok {
 			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s", sumsURL, name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
@@ -235,7 +233,7 @@ func copyInto(c *cli.Context, paths []string, dir string) ([]string, error) {
 	}
 	var out []string
 	for _, p := range paths {
-		dest := filepath.Join(dir, path.Base(filepath.ToSlash(p)))
+		dest := filepath.Join(dir, filepath.Base(p))
 		if err := copyArtifact(c, p, dest); err != nil {
 			return nil, err
 		}

@@ -199,7 +199,7 @@ func TestDownloadWrongDigestLeavesNothing(t *testing.T) {
 	want := bytesSHA([]byte("what the mirror promised"))
 	r := sno(t, nil, "download", "--url", s.URL+"/live.iso", "--sha256", strings.ToUpper(want), "--cache-dir", cache)
 	wantError(t, r, s.URL+"/live.iso", want, bytesSHA(iso))
-	if left := dirEntries(t, filepath.Join(cache, want)); strings.Join(left, " ") != "lock" {
+	if left := dirEntries(t, filepath.Join(cache, want)); strings.Join(left, " ") != ".lock" {
 		t.Errorf("cache entry holds %q after a mismatch", left)
 	}
 }
