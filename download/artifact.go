@@ -39,7 +39,7 @@ func (a Artifact) check() error {
 	if !isHTTPURL(a.URL) {
 		return fmt.Errorf("%q is not an http(s) URL", a.URL)
 	}
-	if !isSHA256(a.SHA256) {
+	if !IsSHA256(a.SHA256) {
 		return fmt.Errorf("%s: %q is not a sha256 digest (64 hex digits)", a.URL, a.SHA256)
 	}
 	// Names starting with a dot are the cache's own (.lock) or no file (..); a backslash or

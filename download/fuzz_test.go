@@ -25,7 +25,7 @@ func FuzzParseStream(f *testing.F) {
 			for _, format := range []string{FormatISO, FormatPXE} {
 				artifacts, err := Select(s, arch, format)
 				for _, a := range artifacts {
-					if err == nil && (!isSHA256(a.SHA256) || !isHTTPURL(a.URL)) {
+					if err == nil && (!IsSHA256(a.SHA256) || !isHTTPURL(a.URL)) {
 						t.Fatalf("selected an artifact that cannot be verified: %+v", a)
 					}
 				}
@@ -42,7 +42,7 @@ func FuzzParseSHA256Sums(f *testing.F) {
 			return
 		}
 		for name, digest := range sums {
-			if name == "" || !isSHA256(digest) || strings.ToLower(digest) != digest {
+			if name == "" || !IsSHA256(digest) || strings.ToLower(digest) != digest {
 				t.Fatalf("entry %q: %q", name, digest)
 			}
 		}

@@ -21,7 +21,7 @@ func ParseSHA256Sums(data []byte) (map[string]string, error) {
 			continue
 		}
 		digest, name, ok := strings.Cut(text, " ")
-		if !ok || !isSHA256(digest) {
+		if !ok || !IsSHA256(digest) {
 			return nil, fmt.Errorf("line %d: want \"<64 hex digits>  <name>\", got %q", line, text)
 		}
 		name = strings.TrimPrefix(name, " ")
@@ -40,8 +40,8 @@ func ParseSHA256Sums(data []byte) (map[string]string, error) {
 	return sums, nil
 }
 
-// isSHA256 reports whether s is a sha256 digest in hex.
-func isSHA256(s string) bool {
+// IsSHA256 reports whether s is a sha256 digest: 64 hex digits, in either case.
+func IsSHA256(s string) bool {
 	if len(s) != 64 {
 		return false
 	}

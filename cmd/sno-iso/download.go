@@ -118,6 +118,9 @@ func checkURLFlags(c *cli.Context) error {
 		if c.IsSet("sha256") == c.IsSet("sha256sum-url") {
 			return usagef("--url needs the file's digest: --sha256 HEX or --sha256sum-url URL (one of them)")
 		}
+		if c.IsSet("sha256") && !download.IsSHA256(c.String("sha256")) {
+			return usagef("--sha256 %q is not a sha256 digest: want 64 hex digits", c.String("sha256"))
+		}
 		for _, name := range []string{"arch", "format"} {
 			if c.IsSet(name) {
 				return usagef("--%s chooses among a stream's artifacts; --url names one file", name)

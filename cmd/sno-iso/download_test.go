@@ -222,6 +222,7 @@ func TestDownloadUsageErrors(t *testing.T) {
 		{[]string{"download"}, "--stream SOURCE"},
 		{[]string{"download", "--stream", "stable", "--url", "http://127.0.0.1/x"}, "give one"},
 		{[]string{"download", "--url", "http://127.0.0.1/x"}, "--sha256"},
+		{[]string{"download", "--url", "http://127.0.0.1/x", "--sha256", "abc"}, "64 hex digits"},
 		{[]string{"download", "--url", "http://127.0.0.1/x", "--sha256", hex, "--sha256sum-url", "http://127.0.0.1/s"}, "one of them"},
 		{[]string{"download", "--url", "http://127.0.0.1/x", "--sha256", hex, "--format", "pxe"}, "--format"},
 		{[]string{"download", "--stream", "stable", "--sha256", hex}, "go with --url"},

@@ -38,17 +38,13 @@ func newDownloadProgress(w io.Writer) *downloadProgress {
 func (p *downloadProgress) Start(url string, have, total int64) {
 	p.finish()
 	p.name, p.total, p.have, p.lastHave, p.lastLine = path.Base(url), total, have, have, time.Now()
-	if p.terminal {
-		if total < 0 || total >= barThreshold {
-			p.bar = pb.Full.Start64(max(total, 0)).Set(pb.Bytes, true).SetWriter(p.w).SetCurrent(have)
-		}
-		return
-	}
-	switch {
-	case have > 0:
+	if have > 0 {
 		fmt.Fprintf(p.w, "Resuming %s at %s of %s\n", url, mib(have), mib(total))
-	default:
+	} else {
 		fmt.Fprintf(p.w, "Downloading %s (%s)\n", url, mib(total))
+	}
+	if p.terminal && (total < 0 || total >= barThreshold) {
+		p.bar = pb.Full.Start64(max(total, 0)).Set(pb.Bytes, true).SetWriter(p.w).SetCurrent(have)
 	}
 }
 
