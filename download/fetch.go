@@ -61,6 +61,9 @@ func NewFetcher() *Fetcher {
 type Part struct {
 	Path      string
 	Validator string
+	// SaveValidator, when set, keeps each new validator as soon as a response brings it,
+	// where the next process finds it even if this one is killed mid-body.
+	SaveValidator func(string) error
 }
 
 // Fetch downloads a into part, resuming from the bytes part already holds, and checks the
@@ -75,7 +78,7 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 		return err
 	}
 	defer file.Close()
-	s := &fileSink{file: file, hash: sha256.New()}
+	s := &fileSink{file: file, hash: sha256.New(), saveValidator: part.SaveValidator}
 	// Hashing what an earlier attempt left also moves the offset to its end, where writes go.
 	have, err := io.Copy(s.hash, file)
 	if err != nil {
@@ -116,11 +119,21 @@ func (f *Fetcher) Get(ctx context.Context, url string, limit int64) ([]byte, err
 type sink interface {
 	io.Writer
 	restart() error
+	// begin is told the validator of the response whose body follows.
+	begin(validator string) error
 }
 
 type fileSink struct {
-	file *os.File
-	hash hash.Hash
+	file          *os.File
+	hash          hash.Hash
+	saveValidator func(string) error
+}
+
+func (s *fileSink) begin(validator string) error {
+	if s.saveValidator == nil {
+		return nil
+	}
+	return s.saveValidator(validator)
 }
 
 func (s *fileSink) Write(p []byte) (int, error) {
@@ -156,6 +169,8 @@ func (s *memorySink) restart() error {
 	s.data = s.data[:0]
 	return nil
 }
+
+func (s *memorySink) begin(string) error { return nil }
 
 // transportError is a request or body that failed on the way: worth another attempt.
 type transportError struct{ err error }
@@ -276,6 +291,9 @@ func (f *Fetcher) attempt(ctx context.Context, url string, s sink, have *int64, 
 		return 0, newStatusError(url, resp)
 	}
 	*validator = responseValidator(resp.Header)
+	if err := s.begin(*validator); err != nil {
+		return 0, err
+	}
 	f.progress().Start(url, *have, total)
 	received, err := f.copyBody(reqCtx, cancel, s, resp.Body, have)
 	if err == nil && total >= 0 && *have != total {

@@ -379,3 +379,64 @@ func TestDownloadKeyringNeedsSignatures(t *testing.T) {
 	r = sno(t, nil, f.args("--keyring", f.stream)...)
 	wantError(t, r, "--keyring "+f.stream, "OpenPGP public keys")
 }
+
+// TestDownloadKilledProcessIsResumed: a process killed mid-body leaves its part file and the
+// response's ETag in the cache; the next run asks only for the rest, with If-Range.
+func TestDownloadKilledProcessIsResumed(t *testing.T) {
+	iso := randomBytes(4<<20, 8)
+	cut := len(iso) * 3 / 10
+	etag := `"rhcos-418"`
+	var mu sync.Mutex
+	var ranges []string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range")+" "+r.Header.Get("If-Range"))
+		n := len(ranges)
+		mu.Unlock()
+		w.Header().Set("ETag", etag)
+		switch n {
+		case 1: // 30% of the body, then nothing until the client is gone
+			w.Header().Set("Content-Length", fmt.Sprint(len(iso)))
+			w.Write(iso[:cut])
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(15 * time.Second):
+			}
+		case 2:
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(iso))
+		default:
+			http.Error(w, "unexpected request", http.StatusTeapot)
+		}
+	}))
+	t.Cleanup(s.Close)
+	cache := t.TempDir()
+	args := []string{"download", "--url", s.URL + "/rhcos.iso", "--sha256", bytesSHA(iso), "--cache-dir", cache}
+	first := exec.Command(snoISO(t), args...)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(cache, bytesSHA(iso), "rhcos.iso.part")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(part); err == nil && st.Size() == int64(cut) {
+			break
+		}
+		if time.Now().After(deadline) {
+			first.Process.Kill()
+			first.Wait()
+			t.Fatalf("the part never reached %d bytes", cut)
+		}
+	}
+	first.Process.Kill() // SIGKILL: no chance to clean up or save anything
+	first.Wait()
+	out := mustSno(t, nil, args...)
+	wantFileBytes(t, strings.TrimSpace(string(out)), iso)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := fmt.Sprintf("bytes=%d- %s", cut, etag); len(ranges) != 2 || ranges[1] != want {
+		t.Errorf("requests' Range and If-Range %q, want the second %q", ranges, want)
+	}
+	if _, err := os.Stat(part); !os.IsNotExist(err) {
+		t.Errorf("the part file is still there: %v", err)
+	}
+}
