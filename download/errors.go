@@ -26,12 +26,6 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
 }
 
-// retryable reports whether the status may go away by itself: a timeout, rate limiting or a
-// server error. Other client errors (404, 403, ...) will not.
-func (e *StatusError) retryable() bool {
-	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
-}
-
 // DigestMismatchError means the downloaded bytes are not the ones the source promised.
 type DigestMismatchError struct {
 	URL       string

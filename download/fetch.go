@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"os"
@@ -115,73 +114,6 @@ func (f *Fetcher) Get(ctx context.Context, url string, limit int64) ([]byte, err
 	return s.data, nil
 }
 
-// sink receives a body; a download that must start over from byte 0 restarts it.
-type sink interface {
-	io.Writer
-	restart() error
-	// begin is told the validator of the response whose body follows.
-	begin(validator string) error
-}
-
-type fileSink struct {
-	file          *os.File
-	hash          hash.Hash
-	saveValidator func(string) error
-}
-
-func (s *fileSink) begin(validator string) error {
-	if s.saveValidator == nil {
-		return nil
-	}
-	return s.saveValidator(validator)
-}
-
-func (s *fileSink) Write(p []byte) (int, error) {
-	n, err := s.file.Write(p)
-	s.hash.Write(p[:n])
-	return n, err
-}
-
-func (s *fileSink) restart() error {
-	s.hash.Reset()
-	if err := s.file.Truncate(0); err != nil {
-		return err
-	}
-	_, err := s.file.Seek(0, io.SeekStart)
-	return err
-}
-
-type memorySink struct {
-	data  []byte
-	limit int64
-	url   string
-}
-
-func (s *memorySink) Write(p []byte) (int, error) {
-	if int64(len(s.data)+len(p)) > s.limit {
-		return 0, fmt.Errorf("%s: larger than %d bytes", s.url, s.limit)
-	}
-	s.data = append(s.data, p...)
-	return len(p), nil
-}
-
-func (s *memorySink) restart() error {
-	s.data = s.data[:0]
-	return nil
-}
-
-func (s *memorySink) begin(string) error { return nil }
-
-// transportError is a request or body that failed on the way: worth another attempt.
-type transportError struct{ err error }
-
-func (e *transportError) Error() string { return e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
-
-// errRangeRejected is an answer to a resumed request that cannot be appended: the part was
-// emptied and the next attempt, at once, asks for the whole file.
-var errRangeRejected = errors.New("the server's partial response does not continue the download; starting over")
-
 // transfer downloads url into s, which holds have bytes from the response validator names,
 // until the body is complete or the attempts run out.
 func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, validator *string) error {
@@ -210,29 +142,6 @@ func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, 
 			return err
 		}
 	}
-}
-
-// retryWait says whether err is worth another attempt, and after how long.
-func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
-	var transport *transportError
-	var status *StatusError
-	switch {
-	case errors.Is(err, errRangeRejected):
-		return 0, true
-	case errors.As(err, &transport):
-		// A connection lost or stalled: back off below.
-	case errors.As(err, &status) && status.retryable():
-		if status.RetryAfter > 0 {
-			return min(status.RetryAfter, f.MaxRetryAfter), true
-		}
-	default:
-		return 0, false
-	}
-	wait := f.Backoff
-	for i := 1; i < failures && wait < f.MaxBackoff; i++ {
-		wait *= 2
-	}
-	return min(wait, f.MaxBackoff), true
 }
 
 // attempt makes one request for the rest of url and writes its body to s. It returns the
@@ -356,15 +265,4 @@ func (f *Fetcher) progress() Progress {
 		return silent{}
 	}
 	return f.Progress
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -43,7 +44,7 @@ func downloadCommand() *cli.Command {
 func streamFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "stream", Usage: "stream `SOURCE`: a stream JSON file (openshift-install coreos print-stream-json), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + ")"},
-		&cli.StringFlag{Name: "arch", Usage: "the `ARCH`itecture to fetch (x86_64, aarch64, s390x, ppc64le)", DefaultText: download.MachineArch()},
+		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
 		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
 		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
 	}
@@ -216,6 +217,8 @@ func (d *downloader) get(c *cli.Context, a download.Artifact) (string, error) {
 	p, err := d.cache.Get(c.Context, a)
 	d.progress.finish()
 	switch {
+	case errors.Is(err, context.Canceled):
+		return "", fmt.Errorf("download of %s interrupted; the next run resumes it", a.URL)
 	case errors.Is(err, download.ErrNoSignature):
 		return "", fmt.Errorf("%w; RHCOS streams publish no signatures (the sha256 from the signed installer is the check): drop --keyring", err)
 	case err != nil:

@@ -380,9 +380,16 @@ func TestDownloadKeyringNeedsSignatures(t *testing.T) {
 	wantError(t, r, "--keyring "+f.stream, "OpenPGP public keys")
 }
 
-// TestDownloadKilledProcessIsResumed: a process killed mid-body leaves its part file and the
-// response's ETag in the cache; the next run asks only for the rest, with If-Range.
-func TestDownloadKilledProcessIsResumed(t *testing.T) {
+// TestDownloadInterruptedProcessIsResumed: a process stopped mid-body, by Ctrl-C or killed
+// outright, leaves its part file and the response's ETag in the cache; the next run asks
+// only for the rest, with If-Range.
+func TestDownloadInterruptedProcessIsResumed(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
+		t.Run(sig.String(), func(t *testing.T) { testDownloadResumesAfter(t, sig) })
+	}
+}
+
+func testDownloadResumesAfter(t *testing.T, sig os.Signal) {
 	iso := randomBytes(4<<20, 8)
 	cut := len(iso) * 3 / 10
 	etag := `"rhcos-418"`
@@ -413,6 +420,8 @@ func TestDownloadKilledProcessIsResumed(t *testing.T) {
 	cache := t.TempDir()
 	args := []string{"download", "--url", s.URL + "/rhcos.iso", "--sha256", bytesSHA(iso), "--cache-dir", cache}
 	first := exec.Command(snoISO(t), args...)
+	var stderr bytes.Buffer
+	first.Stderr = &stderr
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -427,8 +436,15 @@ func TestDownloadKilledProcessIsResumed(t *testing.T) {
 			t.Fatalf("the part never reached %d bytes", cut)
 		}
 	}
-	first.Process.Kill() // SIGKILL: no chance to clean up or save anything
-	first.Wait()
+	if err := first.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(); err == nil {
+		t.Fatal("the interrupted download succeeded")
+	}
+	if sig == os.Interrupt && !strings.Contains(stderr.String(), "interrupted; the next run resumes it") {
+		t.Errorf("Ctrl-C: stderr %q does not say the download can be resumed", stderr.String())
+	}
 	out := mustSno(t, nil, args...)
 	wantFileBytes(t, strings.TrimSpace(string(out)), iso)
 	mu.Lock()
