@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,7 @@ func DefaultCacheDir() (string, error) {
 // Get returns the path of a in the cache, downloading and verifying it first when missing.
 // Two processes asking for one artifact download it once: the second waits for the first.
 func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
+	a.SHA256 = strings.ToLower(a.SHA256) // the entry's name, and what Fetch compares
 	if err := a.check(); err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -69,6 +70,7 @@ type Part struct {
 // whole file's sha256. On a mismatch it removes the part and returns a *DigestMismatchError;
 // on other failures the part stays, for the next Fetch to resume. part.Validator is updated.
 func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
+	a.SHA256 = strings.ToLower(a.SHA256)
 	if err := a.check(); err != nil {
 		return err
 	}

@@ -185,7 +185,7 @@ func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]down
 
 // urlArtifact is --url with the digest of --sha256 or of the --sha256sum-url file.
 func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, error) {
-	a := download.Artifact{URL: c.String("url"), SHA256: strings.ToLower(c.String("sha256"))}
+	a := download.Artifact{URL: c.String("url"), SHA256: c.String("sha256")}
 	if a.Name() == "" {
 		return nil, usagef("--url %s names no file: give the URL of the file itself", a.URL)
 	}
