@@ -151,7 +151,11 @@ func TestFetchResumesAStalledBody(t *testing.T) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 			w.Write(data[:stallAt])
 			w.(http.Flusher).Flush()
-			<-r.Context().Done() // a body that never continues, until the client gives up
+			// A body that never continues, until the client gives up.
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
 			return
 		}
 		serveFile(w, r, data, `"v1"`)
@@ -167,6 +171,31 @@ func TestFetchResumesAStalledBody(t *testing.T) {
 	}
 	if got := o.seen()[1].Range; got != fmt.Sprintf("bytes=%d-", stallAt) {
 		t.Errorf("resumed with Range %q", got)
+	}
+}
+
+func TestFetchRetriesAServerThatSendsNoHeaders(t *testing.T) {
+	data := testBytes(64<<10, 9)
+	o := newOrigin(t, 2, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			select { // no status line, no headers
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		serveFile(w, r, data, `"v1"`)
+	})
+	rec := &recorder{}
+	f := quickFetcher(rec)
+	f.Client.Transport.(*http.Transport).ResponseHeaderTimeout = 100 * time.Millisecond
+	part := partIn(t)
+	if err := f.Fetch(testContext(t), Artifact{URL: o.URL + "/a.iso", SHA256: sha256Hex(data)}, part); err != nil {
+		t.Fatal(err)
+	}
+	mustHaveBytes(t, part.Path, data)
+	if len(rec.retries) != 1 || !strings.Contains(rec.retries[0], "timeout awaiting response headers") {
+		t.Errorf("retries %q, want one for the header timeout", rec.retries)
 	}
 }
 

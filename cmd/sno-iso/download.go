@@ -43,7 +43,7 @@ func downloadCommand() *cli.Command {
 // commands that take --stream instead of --iso.
 func streamFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stream", Usage: "stream `SOURCE`: a stream JSON file (openshift-install coreos print-stream-json), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + ")"},
+		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: a file (what openshift-install coreos print-stream-json prints), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + ")"},
 		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
 		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
 		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
