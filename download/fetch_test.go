@@ -151,11 +151,7 @@ func TestFetchResumesAStalledBody(t *testing.T) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 			w.Write(data[:stallAt])
 			w.(http.Flusher).Flush()
-			// A body that never continues, until the client gives up.
-			select {
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
+			waitForClientToGo(r) // a body that never continues
 			return
 		}
 		serveFile(w, r, data, `"v1"`)
@@ -178,10 +174,7 @@ func TestFetchRetriesAServerThatSendsNoHeaders(t *testing.T) {
 	data := testBytes(64<<10, 9)
 	o := newOrigin(t, 2, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 0 {
-			select { // no status line, no headers
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
+			waitForClientToGo(r) // no status line, no headers
 			return
 		}
 		serveFile(w, r, data, `"v1"`)

@@ -89,6 +89,14 @@ func cutAt(w http.ResponseWriter, data []byte, n int, etag string) {
 	panic(http.ErrAbortHandler)
 }
 
+// waitForClientToGo blocks a handler until its client drops the request, for at most 10 s.
+func waitForClientToGo(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
 // quickFetcher is a Fetcher whose waits are milliseconds, so that faults cost no real time.
 func quickFetcher(p Progress) *Fetcher {
 	f := NewFetcher()
