@@ -68,13 +68,13 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 	}
 	a, ok := s.Architectures[arch]
 	if !ok {
-		return nil, &NotInStreamError{Stream: s.Stream, What: "architecture", Want: arch, Have: slices.Sorted(maps.Keys(s.Architectures))}
+		return nil, &NotInStreamError{Stream: s.Stream, What: MissingArchitecture, Want: arch, Have: slices.Sorted(maps.Keys(s.Architectures))}
 	}
 	metal, ok := a.Artifacts[metalPlatform]
 	if !ok {
-		return nil, &NotInStreamError{Stream: s.Stream, What: arch + " platform", Want: metalPlatform, Have: slices.Sorted(maps.Keys(a.Artifacts))}
+		return nil, &NotInStreamError{Stream: s.Stream, What: MissingPlatform, Arch: arch, Want: metalPlatform, Have: slices.Sorted(maps.Keys(a.Artifacts))}
 	}
-	noFormat := &NotInStreamError{Stream: s.Stream, What: arch + " metal format", Want: format, Have: slices.Sorted(maps.Keys(metal.Formats))}
+	noFormat := &NotInStreamError{Stream: s.Stream, What: MissingFormat, Arch: arch, Want: format, Have: slices.Sorted(maps.Keys(metal.Formats))}
 	var files []*stream.Artifact
 	switch format {
 	case FormatISO:

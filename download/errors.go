@@ -36,13 +36,21 @@ func (e *DigestMismatchError) Error() string {
 	return fmt.Sprintf("%s: sha256 mismatch: expected %s, downloaded %s", e.URL, e.Want, e.Got)
 }
 
+// What a NotInStreamError says is missing.
+const (
+	MissingArchitecture = "architecture"
+	MissingPlatform     = "platform"
+	MissingFormat       = "metal format"
+)
+
 // NotInStreamError names something a stream lacks, and what it has instead.
 type NotInStreamError struct {
 	Stream string
-	// What is the kind missing: "architecture", "format", "artifact".
-	What string
-	Want string
-	Have []string
+	// What is missing: MissingArchitecture, MissingPlatform or MissingFormat; the last two
+	// within the architecture Arch.
+	What, Arch string
+	Want       string
+	Have       []string
 }
 
 func (e *NotInStreamError) Error() string {
@@ -50,7 +58,11 @@ func (e *NotInStreamError) Error() string {
 	if len(e.Have) > 0 {
 		have = strings.Join(e.Have, ", ")
 	}
-	return fmt.Sprintf("stream %q has no %s %q; it has: %s", e.Stream, e.What, e.Want, have)
+	within := ""
+	if e.What != MissingArchitecture {
+		within = " for " + e.Arch
+	}
+	return fmt.Sprintf("stream %q has no %s %q%s; it has: %s", e.Stream, e.What, e.Want, within, have)
 }
 
 // StreamError means a stream's source could not be read as CoreOS stream metadata.

@@ -56,7 +56,7 @@ func TestSelectListsWhatTheStreamHas(t *testing.T) {
 		want         []string
 	}{
 		{"s390x", FormatISO, []string{`no architecture "s390x"`, "aarch64, x86_64"}},
-		{"x86_64", FormatPXE, []string{`x86_64 metal format "pxe"`, "iso, raw.gz"}},
+		{"x86_64", FormatPXE, []string{`metal format "pxe" for x86_64`, "iso, raw.gz"}},
 	} {
 		_, err := Select(s, tc.arch, tc.format)
 		var missing *NotInStreamError

@@ -175,7 +175,7 @@ func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]down
 	artifacts, err := download.Select(s, c.String("arch"), format)
 	var missing *download.NotInStreamError
 	if errors.As(err, &missing) {
-		if missing.What == "architecture" {
+		if missing.What == download.MissingArchitecture {
 			return nil, fmt.Errorf("%w; choose one with --arch", err)
 		}
 		return nil, fmt.Errorf("%w; sno-iso needs the metal iso or pxe artifacts: is this a CoreOS stream for bare metal?", err)
