@@ -30,10 +30,15 @@ func TestFetchResumesWhereTheConnectionWasCut(t *testing.T) {
 	})
 	part := partIn(t)
 	a := Artifact{URL: o.URL + "/rhcos-live.x86_64.iso", SHA256: sha256Hex(data)}
-	if err := quickFetcher(nil).Fetch(testContext(t), a, part); err != nil {
+	rec := &recorder{}
+	if err := quickFetcher(rec).Fetch(testContext(t), a, part); err != nil {
 		t.Fatal(err)
 	}
 	mustHaveBytes(t, part.Path, data)
+	// Progress hears the resumed response start where the first one broke, of the same total.
+	if want := []string{fmt.Sprintf("0/%d", len(data)), fmt.Sprintf("%d/%d", cut, len(data))}; fmt.Sprint(rec.starts) != fmt.Sprint(want) {
+		t.Errorf("progress starts %q, want %q", rec.starts, want)
+	}
 	got := o.seen()
 	if want := fmt.Sprintf("bytes=%d-", cut); got[1].Range != want || got[1].IfRange != `"v1"` {
 		t.Errorf("resumed request sent Range %q, If-Range %q; want %q, %q", got[1].Range, got[1].IfRange, want, `"v1"`)

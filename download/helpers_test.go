@@ -119,7 +119,6 @@ type recorder struct {
 	starts  []string
 	retries []string
 	waits   []time.Duration
-	have    int64
 	onWait  func()
 	onBytes func(have int64)
 }
@@ -132,7 +131,6 @@ func (r *recorder) Start(url string, have, total int64) {
 
 func (r *recorder) Update(have int64) {
 	r.mu.Lock()
-	r.have = have
 	f := r.onBytes
 	r.mu.Unlock()
 	if f != nil {
