@@ -247,3 +247,22 @@ func TestGetRefusesABodyOverTheLimit(t *testing.T) {
 		t.Fatalf("got %v, want the size limit named", err)
 	}
 }
+
+// A part that is already whole (a process killed between the last byte and the rename) is
+// finished by the server's 416 for the range after its end.
+func TestFetchCompletesAWholePart(t *testing.T) {
+	data := testBytes(testSize, 15)
+	o := newOrigin(t, 1, func(_ int, w http.ResponseWriter, r *http.Request) { serveFile(w, r, data, `"v1"`) })
+	part := partIn(t)
+	if err := os.WriteFile(part.Path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part.Validator = `"v1"`
+	if err := quickFetcher(nil).Fetch(testContext(t), Artifact{URL: o.URL + "/a.iso", SHA256: sha256Hex(data)}, part); err != nil {
+		t.Fatal(err)
+	}
+	mustHaveBytes(t, part.Path, data)
+	if got := o.seen()[0].Range; got != fmt.Sprintf("bytes=%d-", len(data)) {
+		t.Errorf("asked for %q", got)
+	}
+}
