@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -55,21 +56,35 @@ func (f *Fetcher) fedoraBase() string {
 	return fedoraStreamBase
 }
 
+// readStreamFile reads a file or a pipe, such as the shell's <(openshift-install ...).
 func readStreamFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no such file, and not a stream name (%s) nor an http(s) URL", strings.Join(FedoraStreams, ", "))
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
+	defer f.Close()
+	return readLimited(f)
+}
+
+// ReadStream reads stream metadata from r, such as a pipe from `openshift-install coreos
+// print-stream-json`.
+func ReadStream(r io.Reader) (*stream.Stream, error) {
+	data, err := readLimited(r)
+	if err != nil {
+		return nil, err
 	}
-	if st.Size() > maxStreamSize {
-		return nil, fmt.Errorf("%d bytes is too large for stream metadata", st.Size())
+	return ParseStream(data)
+}
+
+func readLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxStreamSize+1))
+	if err == nil && len(data) > maxStreamSize {
+		err = fmt.Errorf("more than %d bytes: too large for stream metadata", maxStreamSize)
 	}
-	return os.ReadFile(path)
+	return data, err
 }
 
 // ParseStream decodes stream metadata and checks that it is one: it names architectures.

@@ -1,8 +1,11 @@
 package download
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -167,5 +170,38 @@ func TestArtifactName(t *testing.T) {
 		if err := (Artifact{URL: u, SHA256: strings.Repeat("0", 64)}).check(); err == nil {
 			t.Errorf("%s: accepted", u)
 		}
+	}
+}
+
+// A stream read from a pipe, as the shell's <(openshift-install coreos print-stream-json)
+// passes it, or from standard input.
+func TestLoadStreamFromAPipe(t *testing.T) {
+	raw, err := os.ReadFile("testdata/rhcos-stream.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		w.Write(raw)
+		w.Close()
+	}()
+	path := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no %s here: %v", path, err)
+	}
+	s, err := quickFetcher(nil).LoadStream(testContext(t), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Stream != "rhcos-4.18" {
+		t.Errorf("stream %q", s.Stream)
+	}
+	if _, err := ReadStream(io.MultiReader(bytes.NewReader(raw), strings.NewReader(strings.Repeat(" ", maxStreamSize)))); err == nil ||
+		!strings.Contains(err.Error(), "too large") {
+		t.Errorf("oversized stream: got %v", err)
 	}
 }

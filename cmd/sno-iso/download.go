@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coreos/stream-metadata-go/stream"
 	"github.com/sno-iso/sno-iso/download"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
@@ -43,7 +44,7 @@ func downloadCommand() *cli.Command {
 // commands that take --stream instead of --iso.
 func streamFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: a file (what openshift-install coreos print-stream-json prints), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + ")"},
+		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: a file (what openshift-install coreos print-stream-json prints), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + "); - reads standard input"},
 		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
 		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
 		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
@@ -166,10 +167,15 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 	return d, nil
 }
 
-// streamArtifacts loads --stream and selects format for --arch.
+// streamArtifacts loads --stream ("-" for standard input) and selects format for --arch.
 func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]download.Artifact, error) {
-	s, err := f.LoadStream(c.Context, c.String("stream"))
-	if err != nil {
+	var s *stream.Stream
+	var err error
+	if source := c.String("stream"); source == "-" {
+		if s, err = download.ReadStream(c.App.Reader); err != nil {
+			return nil, fmt.Errorf("stream on standard input: %w", err)
+		}
+	} else if s, err = f.LoadStream(c.Context, source); err != nil {
 		return nil, err
 	}
 	artifacts, err := download.Select(s, c.String("arch"), format)

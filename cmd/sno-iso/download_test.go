@@ -456,3 +456,17 @@ func testDownloadResumesAfter(t *testing.T, sig os.Signal) {
 		t.Errorf("the part file is still there: %v", err)
 	}
 }
+
+// TestDownloadStreamFromStandardInput: openshift-install coreos print-stream-json | sno-iso
+// download --stream -.
+func TestDownloadStreamFromStandardInput(t *testing.T) {
+	f := newDownloadFixture(t, 1)
+	raw, err := os.ReadFile(f.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustSno(t, raw, "download", "--stream", "-", "--arch", "x86_64", "--cache-dir", f.cache)
+	wantFileBytes(t, strings.TrimSpace(string(out)), f.iso)
+	r := sno(t, []byte(`{"stream":`), "download", "--stream", "-", "--cache-dir", f.cache)
+	wantError(t, r, "stream on standard input", "not valid JSON")
+}
