@@ -240,9 +240,9 @@ func TestDownloadUsageErrors(t *testing.T) {
 	}
 }
 
-// TestBuildFromStream: build --stream makes the same ISO as build --iso with the stream's
-// ISO, and later needs no network.
-func TestBuildFromStream(t *testing.T) {
+// TestBuildPXEBuildAndServeFromStream: build, pxe build and serve with --stream make what
+// they make with --iso and the stream's ISO, and once it is cached they need no network.
+func TestBuildPXEBuildAndServeFromStream(t *testing.T) {
 	// A fixture ISO with a real live initramfs, so that pxe build can customize it too.
 	isoPath := withInitramfs(t, stockLiveInitramfs(t))
 	iso, err := os.ReadFile(isoPath)
@@ -252,9 +252,10 @@ func TestBuildFromStream(t *testing.T) {
 	s := newArtifactServer(t, 1, map[string][]byte{"/rhcos-live-iso.x86_64.iso": iso})
 	dir := t.TempDir()
 	streamFile := writeStream(t, dir, s.URL, iso, nil, nil, nil)
-	ign := bipConfig(t, dir, 150000)
+	nodes := t.TempDir()
+	ign, cfg := serveNodeDir(t, nodes, "sno", "coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n")
 	cache := t.TempDir()
-	common := []string{"--ignition", ign, "--installation-disk", "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"}
+	common := []string{"--ignition", ign, "--config", cfg}
 	fromISO := filepath.Join(dir, "from-iso.iso")
 	mustSno(t, nil, append([]string{"build", "--iso", isoPath, "-o", fromISO}, common...)...)
 	fromStream := filepath.Join(dir, "from-stream.iso")
@@ -265,6 +266,9 @@ func TestBuildFromStream(t *testing.T) {
 	s.Close()
 	again := filepath.Join(dir, "again.iso")
 	mustSno(t, nil, append([]string{"build", "--stream", streamFile, "--arch", "x86_64", "--cache-dir", cache, "-o", again}, common...)...)
+	if a, b := fileSHA(t, fromISO), fileSHA(t, again); a != b {
+		t.Errorf("build --stream from the cache wrote sha256 %s, build --iso %s", b, a)
+	}
 	wantFileBytes(t, filepath.Join(cache, bytesSHA(iso), "rhcos-live-iso.x86_64.iso"), iso)
 	// pxe build takes the cached ISO the same way.
 	pxeISO, pxeStream := filepath.Join(dir, "pxe-iso"), filepath.Join(dir, "pxe-stream")
@@ -275,6 +279,12 @@ func TestBuildFromStream(t *testing.T) {
 			t.Errorf("pxe build %s: sha256 %s from --stream, %s from --iso", name, b, a)
 		}
 	}
+	// serve as well.
+	served := startServe(t, "--stream", streamFile, "--arch", "x86_64", "--cache-dir", cache, "--nodes", nodes)
+	if got, want := served.sha(t, "/sno.iso"), fileSHA(t, fromISO); got != want {
+		t.Errorf("serve --stream: /sno.iso has sha256 %s, build --iso wrote %s", got, want)
+	}
+	served.stop(t)
 }
 
 // TestDownloadTwoProcessesFetchOnce runs two sno-iso processes for one artifact: the server
