@@ -17,15 +17,14 @@ func buildCommand() *cli.Command {
 			"wrote, sets its install-to-disk unit and script from sno.yaml (or install-config.yaml's\n" +
 			"bootstrapInPlace) and the flags, and writes a copy of the live ISO that boots, installs the node\n" +
 			"to the disk and reboots into it.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "iso", Usage: "the RHCOS live `ISO`", Required: true},
+		Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (- for standard output; default sno-<volume id>.iso)"},
 			forceFlag("replace an existing output file"),
 			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)"},
 			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`"},
 			&cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"},
-		}, nodeFlags()...),
-		Action: build,
+		), nodeFlags()...),
+		Action: withLiveISO(build),
 	}
 }
 

@@ -53,6 +53,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			machineconfigCommand(),
 			pxeCommand(),
 			serveCommand(),
+			downloadCommand(),
 			devCommand(),
 		},
 	}

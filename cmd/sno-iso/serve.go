@@ -23,14 +23,13 @@ func serveCommand() *cli.Command {
 			"A node is prepared on its first request and again when its files change; the ISO is parsed\n" +
 			"once, and again if the file changes. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
 			"progress finish for up to 30 seconds.",
-		Flags: []cli.Flag{
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`"),
 			&cli.StringFlag{Name: "listen", Value: ":8080", Usage: "listen on `ADDRESS` (host:port; port 0 picks one)"},
-			&cli.StringFlag{Name: "iso", Usage: "the pristine RHCOS live `ISO`", Required: true},
 			&cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node", Required: true},
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
-		},
-		Action: serveNodes,
+		),
+		Action: withLiveISO(serveNodes),
 	}
 }
 
