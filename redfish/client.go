@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -218,6 +219,19 @@ func (c *Client) send(ctx context.Context, r request) (*response, error) {
 	out := &response{status: resp.StatusCode, header: resp.Header, body: data}
 	c.traceResponse(out)
 	return out, nil
+}
+
+// localPath is the path and query of a Location header. The host of an absolute URL is
+// dropped: the client talks to the BMC it was given, whatever a header says.
+func localPath(location string) string {
+	u, err := url.Parse(strings.TrimSpace(location))
+	if err != nil {
+		return ""
+	}
+	if u.Path == "" || u.Path[0] != '/' {
+		return ""
+	}
+	return u.RequestURI()
 }
 
 // unwrapURLError drops net/http's "Get \"URL\":" wrapper: the caller names the request.

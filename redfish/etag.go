@@ -23,17 +23,9 @@ func (c *Client) patch(ctx context.Context, path string, body any) error {
 		etag = c.etags[path]
 		c.mu.Unlock()
 	}
-	etag = strings.TrimSpace(etag)
 	defer c.forget(path)
-	tries := []string{etag}
-	if strong, weak := strings.CutPrefix(etag, "W/"); weak && strong != "" {
-		tries = append(tries, strong)
-	}
-	if etag != "" {
-		tries = append(tries, "")
-	}
 	var err error
-	for _, ifMatch := range tries {
+	for _, ifMatch := range ifMatchLadder(etag) {
 		_, err = c.do(ctx, request{method: http.MethodPatch, path: path, body: body, ifMatch: ifMatch, retryTransient: true})
 		var refusal *Error
 		if !errors.As(err, &refusal) || refusal.StatusCode != http.StatusPreconditionFailed {
@@ -48,4 +40,18 @@ func (c *Client) forget(path string) {
 	c.mu.Lock()
 	delete(c.etags, path)
 	c.mu.Unlock()
+}
+
+// ifMatchLadder is the If-Match values to try in turn for an ETag: itself, its strong form
+// when it is weak, then none ("").
+func ifMatchLadder(etag string) []string {
+	etag = strings.TrimSpace(etag)
+	tries := []string{etag}
+	if strong, weak := strings.CutPrefix(etag, "W/"); weak && strings.HasPrefix(strong, `"`) {
+		tries = append(tries, strong)
+	}
+	if etag != "" {
+		tries = append(tries, "")
+	}
+	return tries
 }

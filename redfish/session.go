@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 )
 
 // serviceRoot is what the client reads of /redfish/v1.
@@ -105,10 +104,7 @@ func (c *Client) login(ctx context.Context) error {
 	if token == "" {
 		return &Error{Method: r.method, Path: r.path, StatusCode: resp.status, Message: "the session was created without an X-Auth-Token"}
 	}
-	location := resp.header.Get("Location")
-	if u, err := url.Parse(location); err == nil && u.IsAbs() {
-		location = u.RequestURI()
-	}
+	location := localPath(resp.header.Get("Location"))
 	c.mu.Lock()
 	c.token, c.sessionURL = token, location
 	c.mu.Unlock()

@@ -3,8 +3,8 @@ package redfish
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -17,9 +17,9 @@ type task struct {
 // followTask polls the task monitor of a 202 answer until it answers something else, and
 // returns that answer. A Task that ended in Exception, Killed or Cancelled is a refusal.
 func (c *Client) followTask(ctx context.Context, accepted *response) (*response, error) {
-	monitor := accepted.header.Get("Location")
-	if u, err := url.Parse(monitor); err == nil && u.IsAbs() {
-		monitor = u.RequestURI()
+	monitor := localPath(accepted.header.Get("Location"))
+	if monitor == "" {
+		return nil, fmt.Errorf("%w: a task monitor Location %q that is not a path on the BMC", ErrNotRedfish, accepted.header.Get("Location"))
 	}
 	c.progress(StepTask, "the BMC runs it as a task: waiting for %s", monitor)
 	resp := accepted
