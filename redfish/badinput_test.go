@@ -3,8 +3,6 @@ package redfish
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +10,13 @@ import (
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
 
-// answering is a server on 127.0.0.1 that gives every request the same answer.
-func answering(t *testing.T, contentType, body string) *Client {
+// clientOf is a client of a server that is not a fake BMC.
+func clientOf(t *testing.T, url string) *Client {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	addr, _ := ParseAddress(srv.URL)
+	addr, err := ParseAddress(url)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return New(addr, Options{Retry: fastRetry})
 }
 
@@ -32,7 +28,7 @@ func TestNotRedfish(t *testing.T) {
 		{"no Systems", "application/json", `{"Name": "a printer"}`, "lists no Systems"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := answering(t, tt.contentType, tt.body).Status(testContext(t), "")
+			_, err := clientOf(t, redfishtest.Answering(t, tt.contentType, tt.body)).Status(testContext(t), "")
 			if !errors.Is(err, ErrNotRedfish) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v; want ErrNotRedfish mentioning %q", err, tt.want)
 			}
@@ -128,18 +124,9 @@ func TestFailedBootEjectsAgain(t *testing.T) {
 
 // A BMC that never answers: the context's deadline ends the wait with a clear error.
 func TestTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(release); srv.Close() })
-	addr, _ := ParseAddress(srv.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err := New(addr, Options{Retry: fastRetry}).Status(ctx, "")
+	_, err := clientOf(t, redfishtest.Unresponsive(t)).Status(ctx, "")
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "GET /redfish/v1/") {
 		t.Errorf("got %v; want the deadline, naming the request", err)
 	}

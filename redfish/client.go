@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,7 +160,7 @@ func (c *Client) doRetrying(ctx context.Context, r request) (*response, error) {
 		var wait time.Duration
 		switch {
 		case err != nil:
-			retry = r.method == http.MethodGet && ctx.Err() == nil
+			retry = r.method == http.MethodGet && ctx.Err() == nil && attempt < maxConnectionAttempts && !isCertificateError(err)
 		case r.method == http.MethodGet:
 			retry = resp.status >= 500 && resp.status != http.StatusNotImplemented
 		case r.retryTransient:
@@ -178,6 +179,20 @@ func (c *Client) doRetrying(ctx context.Context, r request) (*response, error) {
 			return nil, err
 		}
 	}
+}
+
+// maxConnectionAttempts bounds the tries of a BMC that cannot be reached: a wrong address
+// should fail fast, a BMC that drops a connection now and then should not.
+const maxConnectionAttempts = 3
+
+// isCertificateError reports whether err is a TLS verification failure, which trying again
+// cannot cure.
+func isCertificateError(err error) bool {
+	var verification *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verification) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // send performs one HTTP exchange.

@@ -40,6 +40,9 @@ type Message struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
+	if e.StatusCode == http.StatusUnauthorized {
+		b.WriteString(ErrUnauthorized.Error() + ": ")
+	}
 	fmt.Fprintf(&b, "the BMC refused %s %s (%d %s)", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
 	if msg := e.explanation(); msg != "" {
 		b.WriteString(": " + msg)

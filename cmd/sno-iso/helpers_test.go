@@ -34,6 +34,12 @@ func snoIn(t testing.TB, dir string, stdin []byte, args ...string) result {
 	cmd := exec.Command(snoISO(t), args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
+	return runSno(t, cmd)
+}
+
+// runSno runs a prepared command of the binary and collects what it left behind.
+func runSno(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -42,7 +48,7 @@ func snoIn(t testing.TB, dir string, stdin []byte, args ...string) result {
 	if errors.As(err, &exit) {
 		r.code = exit.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running sno-iso %v: %v", args, err)
+		t.Fatalf("running sno-iso %v: %v", cmd.Args[1:], err)
 	}
 	return r
 }
