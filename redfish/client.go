@@ -335,7 +335,8 @@ func (c *Client) Close(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if resp.status >= 300 && resp.status != http.StatusNotFound {
+	// 401 and 404: the session expired or was dropped, which is what Close wants.
+	if resp.status >= 300 && resp.status != http.StatusNotFound && resp.status != http.StatusUnauthorized {
 		return parseError(http.MethodDelete, session, resp.status, resp.body)
 	}
 	return nil
