@@ -150,8 +150,9 @@ func TestBMCMockups(t *testing.T) {
 	}
 }
 
-// writeBMCNode writes DIR/NODE/sno.yaml with a bmc section and a credentials file.
-func writeBMCNode(t *testing.T, nodes, name, address string) string {
+// writeBMCNode writes DIR/NODE/sno.yaml, the installation YAML plus a bmc section, and the
+// credentials file it names.
+func writeBMCNode(t *testing.T, nodes, name, address, installation string) string {
 	t.Helper()
 	dir := filepath.Join(nodes, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -161,13 +162,13 @@ func writeBMCNode(t *testing.T, nodes, name, address string) string {
 	if err := os.WriteFile(creds, []byte("username: "+bmcUser+"\npassword: "+bmcPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, nodeConfig), serveSnoYAML+"bmc:\n  address: "+address+"\n  credentialsFile: bmc-credentials.yaml\n")
+	writeFile(t, filepath.Join(dir, nodeConfig), installation+"bmc:\n  address: "+address+"\n  credentialsFile: bmc-credentials.yaml\n")
 	return dir
 }
 
 func TestBMCNode(t *testing.T) {
 	bmc := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
-	node := writeBMCNode(t, t.TempDir(), "sno1", "redfish-virtualmedia+http://"+strings.TrimPrefix(bmc.URL(), "http://")+bmc.SystemPath())
+	node := writeBMCNode(t, t.TempDir(), "sno1", "redfish-virtualmedia+http://"+strings.TrimPrefix(bmc.URL(), "http://")+bmc.SystemPath(), serveSnoYAML)
 	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", "http://127.0.0.1:8080/", "--minimal", "--no-power")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
