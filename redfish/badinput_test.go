@@ -101,6 +101,16 @@ func TestRefusedImage(t *testing.T) {
 	}
 }
 
+// An HTTPS URL to a BMC that cannot fetch one: warned about, then the BMC's refusal.
+func TestRefusedHTTPSImage(t *testing.T) {
+	bmc := startBMC(t, redfishtest.Config{Profile: redfishtest.LenovoXCC()})
+	var events eventLog
+	_, err := newClient(t, bmc, &events, nil).Boot(testContext(t), BootRequest{Image: "https://192.0.2.1/sno.iso"})
+	if err == nil || !strings.Contains(err.Error(), "HTTPS images cannot be mounted") || !strings.Contains(events.text(), "warning: the image URL is HTTPS") {
+		t.Errorf("got %v after\n%s; want a warning, then the BMC's refusal", err, events.text())
+	}
+}
+
 // A boot that fails after the insert takes the image out again and says so.
 func TestFailedBootEjectsAgain(t *testing.T) {
 	p := redfishtest.SushyTools()

@@ -147,9 +147,15 @@ func excerpt(body []byte) string {
 	return s
 }
 
+// What a NotFoundError is about.
+const (
+	KindSystem = "system"
+	KindSlot   = "virtual media slot"
+)
+
 // NotFoundError is a System or slot the user named that the BMC does not have.
 type NotFoundError struct {
-	// Kind is "system" or "virtual media slot".
+	// Kind is KindSystem or KindSlot.
 	Kind, Name string
 	// Available lists what exists, for the message.
 	Available []string

@@ -133,9 +133,15 @@ func (c *Client) Boot(ctx context.Context, req BootRequest) (*BootResult, error)
 		}
 		return nil, c.undoInsert(ctx, slot, req.Image, err)
 	}
-	if req.Wait && res.Reset != "" {
+	switch {
+	case req.Wait && res.Reset != "":
 		if err := c.waitPower(ctx, sys, PowerOn); err != nil {
 			return nil, fmt.Errorf("%w; the image stays inserted in slot %s for the boot in progress", err, slot.ID)
+		}
+	case res.Reset != "":
+		// Report the state the reset led to, not the one before it.
+		if err := c.refresh(ctx, sys); err != nil {
+			return nil, fmt.Errorf("reading the power state after the reset: %w", err)
 		}
 	}
 	res.PowerState = sys.PowerState

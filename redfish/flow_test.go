@@ -169,6 +169,20 @@ func TestVendorRequests(t *testing.T) {
 			t.Errorf("ejects %v, want two with body {}", bodies(ejects))
 		}
 	})
+	t.Run("slots without actions: PATCH with If-Match, to insert and to eject", func(t *testing.T) {
+		p := redfishtest.SushyTools()
+		p.Slots[0].NoActions, p.Slots[0].Image = true, "http://old.example/old.iso"
+		bmc := boot(t, p, redfishtest.Config{})
+		patches := requestsTo(bmc, "PATCH", "/VirtualMedia/Cd")
+		if len(patches) != 2 || !strings.Contains(string(patches[0].Body), `"Image":null`) || !strings.Contains(string(patches[1].Body), `"Inserted":true`) {
+			t.Fatalf("slot PATCHes %v, want an eject then an insert", bodies(patches))
+		}
+		for _, r := range patches {
+			if r.Header.Get("If-Match") == "" {
+				t.Errorf("PATCH %s without If-Match", r.Body)
+			}
+		}
+	})
 	t.Run("legacy mode is sent when asked and different", func(t *testing.T) {
 		bmc := startBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
 		if _, err := newClient(t, bmc, nil, nil).Boot(testContext(t), BootRequest{Image: testImage, Mode: ModeLegacy, NoPower: true}); err != nil {

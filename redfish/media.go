@@ -156,7 +156,7 @@ func cdSlots(slots []*Slot, want string) ([]*Slot, error) {
 			}
 			names = append(names, s.ID)
 		}
-		return nil, &NotFoundError{Kind: "virtual media slot", Name: want, Available: names}
+		return nil, &NotFoundError{Kind: KindSlot, Name: want, Available: names}
 	}
 	var cds []*Slot
 	var seen []string

@@ -89,12 +89,12 @@ func (c *Client) findSystem(ctx context.Context, want string) (*System, error) {
 			}
 		}
 		if chosen == "" {
-			return nil, &NotFoundError{Kind: "system", Name: target, Available: members}
+			return nil, &NotFoundError{Kind: KindSystem, Name: target, Available: members}
 		}
 	case len(members) == 1:
 		chosen = members[0]
 	case len(members) == 0:
-		return nil, &NotFoundError{Kind: "system", Name: "(any)"}
+		return nil, &NotFoundError{Kind: KindSystem, Name: "(any)"}
 	default:
 		return nil, &AmbiguousSystemError{Available: members}
 	}
@@ -140,7 +140,7 @@ func (c *Client) systemNotFound(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return &NotFoundError{Kind: "system", Name: name, Available: members}
+	return &NotFoundError{Kind: KindSystem, Name: name, Available: members}
 }
 
 // refresh reads the System again.

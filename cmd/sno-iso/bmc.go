@@ -275,7 +275,7 @@ func bmcAdvice(c *cli.Context, err error) error {
 	switch {
 	case errors.Is(err, redfish.ErrUnauthorized):
 		return fmt.Errorf("%w; set %s and %s, or --credentials-file, to an account with the Operator role or more", err, envBMCUsername, envBMCPassword)
-	case errors.As(err, &notFound) && notFound.Kind == "system", errors.As(err, &ambiguous):
+	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):
 		return fmt.Errorf("%w; choose one with --system ID", err)
 	case errors.As(err, &notFound):
 		return fmt.Errorf("%w; choose one with --slot ID", err)

@@ -22,12 +22,10 @@ type Profile struct {
 	// MediaUnderManager puts VirtualMedia under the Manager (the older placement).
 	MediaUnderManager bool
 	Slots             []Slot
-	// ActionName is the last path element of the media actions' targets ("" for
-	// VirtualMedia.InsertMedia / VirtualMedia.EjectMedia); TrailingSlash appends "/".
-	InsertActionName, EjectActionName string
-	TrailingSlash                     bool
-	BootTargets                       []string
-	ResetTypes                        []string
+	// TrailingSlash ends the media actions' targets in "/" (iLO).
+	TrailingSlash bool
+	BootTargets   []string
+	ResetTypes    []string
 	// ResetActionInfo lists the reset types in an ActionInfo resource instead.
 	ResetActionInfo bool
 	// SettingsObject keeps pending Boot values in a settings resource (iDRAC10): a PATCH

@@ -84,8 +84,8 @@ func generateTree(p Profile) map[string]resource {
 				suffix = "/"
 			}
 			slot["Actions"] = resource{
-				"#VirtualMedia.InsertMedia": resource{"target": path + "/Actions/" + or(p.InsertActionName, "VirtualMedia.InsertMedia") + suffix},
-				"#VirtualMedia.EjectMedia":  resource{"target": path + "/Actions/" + or(p.EjectActionName, "VirtualMedia.EjectMedia") + suffix},
+				"#VirtualMedia.InsertMedia": resource{"target": path + "/Actions/VirtualMedia.InsertMedia" + suffix},
+				"#VirtualMedia.EjectMedia":  resource{"target": path + "/Actions/VirtualMedia.EjectMedia" + suffix},
 			}
 		}
 		t[path] = slot
@@ -100,13 +100,6 @@ func toAny(s []string) []any {
 		out[i] = x
 	}
 	return out
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // loadMockup reads a DMTF mockup: the resource at /redfish/v1/X/Y is X/Y/index.json.
