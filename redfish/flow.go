@@ -78,7 +78,7 @@ func ImageURLWarnings(image string) ([]string, error) {
 		warnings = append(warnings, "the image URL carries credentials, which BMCs may show to anyone who reads their virtual media")
 	}
 	if u.RawQuery != "" {
-		warnings = append(warnings, "the image URL has a query string, which Dell iDRAC and others refuse or drop")
+		warnings = append(warnings, "the image URL has a query string, which some BMCs refuse or drop")
 	}
 	if !strings.HasSuffix(strings.ToLower(u.Path), ".iso") {
 		warnings = append(warnings, "the image URL does not end in .iso, which Dell iDRAC refuses")

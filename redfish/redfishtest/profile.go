@@ -85,9 +85,9 @@ var standardResetTypes = []string{"On", "ForceOff", "GracefulShutdown", "Gracefu
 
 var dmtfBootTargets = []string{"None", "Pxe", "Floppy", "Cd", "Usb", "Hdd", "BiosSetup", "UefiTarget", "UefiHttp"}
 
-// IDRAC behaves like a Dell iDRAC 9 with its media under the Manager: SYS518 while busy,
-// stale slot reads after an insert, 400 to an eject without a body, .iso names only, and
-// the virtual CD reading the image in ranges.
+// IDRAC behaves like a Dell iDRAC with its media under the Manager (older firmware): SYS518
+// while busy, stale slot reads after a change, 400 to an eject without a body, .iso names
+// only (and, here, no query string), and the virtual CD reading the image in ranges.
 func IDRAC() Profile {
 	return Profile{
 		Name: "idrac", SystemID: "System.Embedded.1", ManagerID: "iDRAC.Embedded.1", MediaUnderManager: true,
@@ -127,8 +127,8 @@ func ILO() Profile {
 }
 
 // Supermicro behaves like an X11/X12 BMC: Inserted and WriteProtected refused in an insert,
-// TransferProtocolType required, UsbCd instead of Cd, Target and Enabled only together, and
-// ImageName kept after an eject.
+// UsbCd instead of Cd, Target and Enabled only together, and ImageName kept after an eject.
+// It also requires TransferProtocolType, the first rung of the insert ladder.
 func Supermicro() Profile {
 	return Profile{
 		Name: "supermicro", SystemID: "1", ManagerID: "1", MediaUnderManager: true,
@@ -141,8 +141,8 @@ func Supermicro() Profile {
 }
 
 // LenovoXCC behaves like a Lenovo XClarity Controller: RDOC slots that refuse remote images
-// listed before the usable one, TransferMethod and an account required in an insert, and
-// no HTTPS image URLs (XCC1).
+// listed before the usable one, and no HTTPS image URLs (XCC1). It also insists on every
+// parameter of the insert ladder, as some BMCs do, so that all its rungs are exercised.
 func LenovoXCC() Profile {
 	return Profile{
 		Name: "xcc", SystemID: "1", ManagerID: "1", MediaUnderManager: true,
