@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -301,6 +302,9 @@ func bmcBoot(c *cli.Context) error {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkImageReachable(ctx, image); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "Warning: %v; the BMC may reach it where this machine cannot, but check the URL if the boot fails\n", err)
+		}
 		res, err := client.Boot(ctx, redfish.BootRequest{
 			System: t.system, Slot: c.String("slot"), Image: image, Mode: mode,
 			NoPower: c.Bool("no-power"), Wait: c.Bool("wait"),
@@ -350,6 +354,26 @@ func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 		return "", usagef("--serve-url %q must be the plain http://HOST:PORT at which the BMC reaches `sno-iso serve`", serveURL)
 	}
 	return servedISOURL(serveURL, t.node, c.Bool("minimal")), nil
+}
+
+// checkImageReachable asks for the image's headers before the BMC is told to fetch it, to
+// catch a server that is not running or a node name it does not know.
+func checkImageReachable(ctx context.Context, image string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, image, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the image from here: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HEAD %s answered %s", image, resp.Status)
+	}
+	return nil
 }
 
 // servedISOURL is the URL at which `sno-iso serve` offers a node's ISO.

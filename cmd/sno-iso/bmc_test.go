@@ -16,7 +16,8 @@ import (
 const (
 	bmcUser     = "operator"
 	bmcPassword = "pa55-Word-never-shown"
-	bmcImage    = "http://192.0.2.1:8080/sno.iso"
+	// bmcImage is on a closed port of the loopback: the reachability check fails at once.
+	bmcImage = "http://127.0.0.1:9/sno.iso"
 )
 
 // bmcEnv carries the test account the way users pass it.
@@ -169,12 +170,15 @@ func writeBMCNode(t *testing.T, nodes, name, address, installation string) strin
 func TestBMCNode(t *testing.T) {
 	bmc := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
 	node := writeBMCNode(t, t.TempDir(), "sno1", "redfish-virtualmedia+http://"+strings.TrimPrefix(bmc.URL(), "http://")+bmc.SystemPath(), serveSnoYAML)
-	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", "http://127.0.0.1:8080/", "--minimal", "--no-power")...)
+	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", "http://127.0.0.1:9/", "--minimal", "--no-power")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	if !strings.Contains(string(r.stderr), "Warning: cannot reach the image from here") {
+		t.Errorf("no warning that the image URL does not answer:\n%s", r.stderr)
+	}
 	slot := bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")
-	if slot["Image"] != "http://127.0.0.1:8080/sno1-minimal.iso" {
+	if slot["Image"] != "http://127.0.0.1:9/sno1-minimal.iso" {
 		t.Errorf("slot holds %v, want serve's minimal ISO URL of the node", slot["Image"])
 	}
 	if bmc.PowerState() != "Off" {
@@ -234,7 +238,7 @@ func TestBMCBadInput(t *testing.T) {
 			[]string{"refused the credentials", "401", envBMCPassword}},
 		{"timeout", nil, []string{"bmc", "status", "--bmc", redfishtest.Unresponsive(t), "--timeout", "1s", "--retry-delay", "1ms"}, 1,
 			[]string{"deadline", "--timeout 1s"}},
-		{"refused URL", bmcEnv, bmcArgs("boot", "--bmc", idrac.URL(), "--iso-url", "http://192.0.2.1/sno?node=1"), 1,
+		{"refused URL", bmcEnv, bmcArgs("boot", "--bmc", idrac.URL(), "--iso-url", "http://127.0.0.1:9/sno?node=1"), 1,
 			[]string{"Warning: the image URL has a query string", "RAC0720", "must end in .iso"}},
 		{"boot override impossible", bmcEnv, bmcArgs("boot", "--bmc", pxeOnly.URL(), "--iso-url", bmcImage), 1,
 			[]string{"allows only Pxe, Hdd", "ejected again"}},
