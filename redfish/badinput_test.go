@@ -74,6 +74,25 @@ func TestUnknownSystemAndSlot(t *testing.T) {
 	}
 }
 
+// Several Systems: none is guessed, the one named by Id or path is used.
+func TestSeveralSystems(t *testing.T) {
+	p := redfishtest.SushyTools()
+	p.OtherSystems = []string{"blade-2", "blade-3"}
+	bmc := startBMC(t, redfishtest.Config{Profile: p})
+	c := newClient(t, bmc, nil, nil)
+	_, err := c.Status(testContext(t), "")
+	var ambiguous *AmbiguousSystemError
+	if !errors.As(err, &ambiguous) || !strings.Contains(err.Error(), "/redfish/v1/Systems/blade-2, /redfish/v1/Systems/blade-3") {
+		t.Errorf("got %v; want an AmbiguousSystemError listing the Systems", err)
+	}
+	for _, name := range []string{p.SystemID, bmc.SystemPath()} {
+		st, err := c.Status(testContext(t), name)
+		if err != nil || st.System != bmc.SystemPath() {
+			t.Errorf("Status(%q) = %+v, %v; want %s", name, st, err, bmc.SystemPath())
+		}
+	}
+}
+
 func TestNoCDSlot(t *testing.T) {
 	p := redfishtest.SushyTools()
 	p.Slots = p.Slots[1:] // the floppy/USB only

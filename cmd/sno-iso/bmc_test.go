@@ -53,7 +53,14 @@ func startFakeBMC(t *testing.T, cfg redfishtest.Config) *redfishtest.BMC {
 
 func mustBMC(t *testing.T, args ...string) result {
 	t.Helper()
-	r := snoEnv(t, bmcEnv, args...)
+	return snoEnvOK(t, bmcEnv, args...)
+}
+
+// snoEnvOK runs the binary with env and fails the test unless it succeeds without
+// printing the password.
+func snoEnvOK(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	r := snoEnv(t, env, args...)
 	if r.code != 0 {
 		t.Fatalf("sno-iso %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
 	}
@@ -184,8 +191,10 @@ func TestBMCNode(t *testing.T) {
 	if bmc.PowerState() != "Off" {
 		t.Errorf("--no-power: power %s", bmc.PowerState())
 	}
-	// The environment wins over the node's file: a wrong account there is refused.
-	r = snoEnv(t, []string{envBMCUsername + "=x", envBMCPassword + "=y"}, bmcArgs("status", "--node", node)...)
+	// --credentials-file wins over the environment, which wins over the node's file.
+	wrong := []string{envBMCUsername + "=x", envBMCPassword + "=y"}
+	snoEnvOK(t, wrong, bmcArgs("status", "--node", node, "--credentials-file", filepath.Join(node, "bmc-credentials.yaml"))...)
+	r = snoEnv(t, wrong, bmcArgs("status", "--node", node)...)
 	wantBMCFailure(t, r, "refused", "401", envBMCUsername)
 }
 
@@ -208,6 +217,9 @@ func TestServedISOURL(t *testing.T) {
 func TestBMCBadInput(t *testing.T) {
 	ilo := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.ILO()})
 	idrac := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.IDRAC()})
+	blades := redfishtest.SushyTools()
+	blades.OtherSystems = []string{"blade-2"}
+	chassis := startFakeBMC(t, redfishtest.Config{Profile: blades})
 	noCD := redfishtest.SushyTools()
 	noCD.Slots = noCD.Slots[1:]
 	floppyOnly := startFakeBMC(t, redfishtest.Config{Profile: noCD})
@@ -226,6 +238,8 @@ func TestBMCBadInput(t *testing.T) {
 	}{
 		{"unknown system", bmcEnv, bmcArgs("boot", "--bmc", ilo.URL(), "--iso-url", bmcImage, "--system", "7"), 1,
 			[]string{`no system "7"`, "/redfish/v1/Systems/1", "--system"}},
+		{"several systems", bmcEnv, bmcArgs("status", "--bmc", chassis.URL()), 1,
+			[]string{"manages 2 systems", "/redfish/v1/Systems/blade-2", "--system"}},
 		{"unknown slot", bmcEnv, bmcArgs("boot", "--bmc", ilo.URL(), "--iso-url", bmcImage, "--slot", "CD1"), 1,
 			[]string{`no virtual media slot "CD1"`, "1, 2", "--slot"}},
 		{"no CD slot", bmcEnv, bmcArgs("boot", "--bmc", floppyOnly.URL(), "--iso-url", bmcImage), 1,

@@ -118,13 +118,8 @@ func (b *BMC) powerOnBoot(system string) *Boot {
 	return nil
 }
 
-// PowerState is the System's power state now.
+// PowerState is the (first) System's power state now.
 func (b *BMC) PowerState() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, s := range b.systems() {
-		state, _ := b.tree[s]["PowerState"].(string)
-		return state
-	}
-	return ""
+	state, _ := b.Resource(b.SystemPath())["PowerState"].(string)
+	return state
 }

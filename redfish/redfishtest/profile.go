@@ -16,9 +16,12 @@ type Slot struct {
 // Profile is a BMC's shape and behaviour as data: the generated tree and the deviations
 // from the DMTF schemas that real BMCs show (../shared/spec/redfish-virtual-media.md).
 type Profile struct {
-	Name      string
-	SystemID  string
-	ManagerID string
+	Name     string
+	SystemID string
+	// OtherSystems are more Systems the BMC lists (blade chassis, multi-node enclosures):
+	// powered off, with no media of their own.
+	OtherSystems []string
+	ManagerID    string
 	// MediaUnderManager puts VirtualMedia under the Manager (the older placement).
 	MediaUnderManager bool
 	Slots             []Slot

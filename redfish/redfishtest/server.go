@@ -375,9 +375,10 @@ func (b *BMC) Resource(path string) map[string]any {
 func (b *BMC) SystemPath() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	col, _ := b.tree[root+"/Systems"]["Members"].([]any)
-	if len(col) == 0 {
+	members, _ := b.tree[root+"/Systems"]["Members"].([]any)
+	if len(members) == 0 {
 		return ""
 	}
-	return col[0].(resource)["@odata.id"].(string)
+	path, _ := members[0].(resource)["@odata.id"].(string)
+	return path
 }

@@ -40,7 +40,15 @@ func generateTree(p Profile) map[string]resource {
 		t[root+"/SessionService/Sessions"] = resource{"@odata.id": root + "/SessionService/Sessions", "Members": []any{}}
 	}
 	t[root] = rootRes
-	t[root+"/Systems"] = resource{"@odata.id": root + "/Systems", "Members": links(sys)}
+	systems := []string{sys}
+	for _, id := range p.OtherSystems {
+		other := root + "/Systems/" + id
+		systems = append(systems, other)
+		t[other] = resource{"@odata.id": other, "Id": id, "PowerState": "Off",
+			"Boot":  resource{"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled"},
+			"Links": resource{"ManagedBy": links(mgr)}}
+	}
+	t[root+"/Systems"] = resource{"@odata.id": root + "/Systems", "Members": links(systems...)}
 	t[root+"/Managers"] = resource{"@odata.id": root + "/Managers", "Members": links(mgr)}
 
 	reset := resource{"target": sys + "/Actions/ComputerSystem.Reset"}
