@@ -122,8 +122,9 @@ func (c *Client) Boot(ctx context.Context, req BootRequest) (*BootResult, error)
 		return nil, err
 	}
 	res.Slot = slot.Path
-	if !res.Inserted && !req.NoPower && sys.PowerState == PowerOn {
-		c.progress(StepPower, "system is on with the image inserted: nothing had to change")
+	if !res.Inserted && !req.NoPower && (sys.PowerState == PowerOn || sys.PowerState == PowerPoweringOn) {
+		// A restart now would interrupt the boot (or the install) the image started.
+		c.progress(StepPower, "system is %s with the image inserted: nothing had to change", sys.PowerState)
 		res.PowerState = sys.PowerState
 		return res, nil
 	}

@@ -183,6 +183,20 @@ func TestVendorRequests(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a system still powering on into the image is not restarted", func(t *testing.T) {
+		bmc := startBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools(), PowerDelay: time.Minute})
+		c := newClient(t, bmc, nil, nil)
+		if _, err := c.Boot(testContext(t), BootRequest{Image: testImage}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Boot(testContext(t), BootRequest{Image: testImage})
+		if err != nil || res.Changed || res.PowerState != "PoweringOn" {
+			t.Errorf("second Boot while powering on: %+v, %v; want no change", res, err)
+		}
+		if n := len(requestsTo(bmc, "POST", "ComputerSystem.Reset")); n != 1 {
+			t.Errorf("%d resets, want 1", n)
+		}
+	})
 	t.Run("legacy mode is sent when asked and different", func(t *testing.T) {
 		bmc := startBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
 		if _, err := newClient(t, bmc, nil, nil).Boot(testContext(t), BootRequest{Image: testImage, Mode: ModeLegacy, NoPower: true}); err != nil {
