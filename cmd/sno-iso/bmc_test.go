@@ -141,6 +141,21 @@ func TestBMCEveryProfile(t *testing.T) {
 			if bmc.OpenSessions() != 0 {
 				t.Errorf("%d sessions left open", bmc.OpenSessions())
 			}
+			// A session where the BMC has them (Basic only where it has not), ended each time.
+			var logins, logouts, basic int
+			for _, req := range bmc.Requests() {
+				switch {
+				case req.Method == "POST" && strings.HasSuffix(req.Path, "/SessionService/Sessions"):
+					logins++
+				case req.Method == "DELETE":
+					logouts++
+				case req.Header.Get("Authorization") != "":
+					basic++
+				}
+			}
+			if p.NoSessions && (logins != 0 || basic == 0) || !p.NoSessions && (logins != 5 || logouts != 5 || basic != 0) {
+				t.Errorf("%d logins, %d logouts, %d Basic requests for 5 runs (sessions: %v)", logins, logouts, basic, !p.NoSessions)
+			}
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 )
 
+// sessionsPath is the Sessions collection the service root links to, "" without one.
 func (b *BMC) sessionsPath() string {
 	links, _ := b.tree[root]["Links"].(resource)
 	s, _ := links["Sessions"].(resource)
