@@ -234,6 +234,21 @@ func TestProtocolBehaviours(t *testing.T) {
 			t.Errorf("PATCH If-Match headers %v, want a weak one refused then the strong one", ifMatches(patches))
 		}
 	})
+	t.Run("an ETag stale by the time of the PATCH: sent again without If-Match", func(t *testing.T) {
+		p := redfishtest.SushyTools()
+		p.DriftingETags = true
+		bmc := startBMC(t, redfishtest.Config{Profile: p})
+		if _, err := newClient(t, bmc, nil, nil).Boot(testContext(t), BootRequest{Image: testImage}); err != nil {
+			t.Fatal(err)
+		}
+		patches := requestsTo(bmc, "PATCH", bmc.SystemPath())
+		if got := ifMatches(patches); len(got) != 2 || got[0] == "" || got[1] != "" {
+			t.Errorf("PATCH If-Match headers %q, want a stale one refused, then none", got)
+		}
+		if boot := bmc.Resource(bmc.SystemPath())["Boot"].(map[string]any); boot["BootSourceOverrideTarget"] != "Cd" {
+			t.Errorf("boot override %v after the retry", boot)
+		}
+	})
 	t.Run("task monitor", func(t *testing.T) {
 		p := redfishtest.ILO()
 		p.TaskMonitor, p.TaskPolls = true, 3

@@ -74,6 +74,9 @@ type Profile struct {
 	StrictETags bool
 	// WeakETags hands out W/"..." ETags.
 	WeakETags bool
+	// DriftingETags changes the System after every read (a live sensor reading in it), so
+	// the ETag a client read is already stale when it sends If-Match.
+	DriftingETags bool
 	// TaskMonitor answers actions with 202 and a task monitor polled TaskPolls times.
 	TaskMonitor bool
 	TaskPolls   int

@@ -227,6 +227,10 @@ func (b *BMC) get(w http.ResponseWriter, path string) {
 		}
 	}
 	writeJSON(w, http.StatusOK, r, h)
+	if _, isSystem := r["Boot"]; isSystem && b.cfg.Profile.DriftingETags {
+		reading, _ := r["SensorReading"].(int)
+		r["SensorReading"] = reading + 1
+	}
 }
 
 func (b *BMC) patchable(path string) bool {
