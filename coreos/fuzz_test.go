@@ -3,6 +3,7 @@ package coreos
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,9 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if _, err := inst.Validate(); err != nil {
 			t.Fatalf("loaded settings do not validate: %v", err)
+		}
+		if cfg.BMC != nil && !strings.Contains(cfg.BMC.Address, "://") {
+			t.Fatalf("loaded a bmc section without a usable address: %+v", cfg.BMC)
 		}
 	})
 }

@@ -71,6 +71,7 @@ type Server struct {
 	list     *listing
 	nodes    map[string]*nodeEntry
 	closing  sync.WaitGroup // retired ISO versions being closed
+	fetches  fetchLog
 }
 
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
@@ -156,7 +157,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w}
 	var err error
-	defer func() { s.logRequest(r, lw, time.Since(start), err) }()
+	defer func() {
+		s.logRequest(r, lw, time.Since(start), err)
+		s.fetches.record(r, lw.code(), lw.written, time.Now())
+	}()
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
@@ -447,17 +451,21 @@ func (w *logWriter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
+// code is the status sent: 200 when the handler wrote nothing else.
+func (w *logWriter) code() int {
+	if !w.wroteHeader {
+		return http.StatusOK
+	}
+	return w.status
+}
+
 // Unwrap lets http.ResponseController reach the connection, for write deadlines.
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequest writes the access log line: client, request, status, body bytes, duration,
 // the Range asked for, and what went wrong.
 func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err error) {
-	status := w.status
-	if !w.wroteHeader {
-		status = http.StatusOK
-	}
-	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, status, w.written, d.Round(time.Microsecond))
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
 	if rg := r.Header.Get("Range"); rg != "" {
 		line += " range=" + fmt.Sprintf("%q", rg)
 	}

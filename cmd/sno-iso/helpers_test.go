@@ -38,6 +38,12 @@ func runBinary(t testing.TB, bin, dir string, stdin []byte, args ...string) resu
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
+	return runSno(t, cmd)
+}
+
+// runSno runs a prepared command of the binary and collects what it left behind.
+func runSno(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -46,7 +52,7 @@ func runBinary(t testing.TB, bin, dir string, stdin []byte, args ...string) resu
 	if errors.As(err, &exit) {
 		r.code = exit.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running sno-iso %v: %v", args, err)
+		t.Fatalf("running sno-iso %v: %v", cmd.Args[1:], err)
 	}
 	return r
 }

@@ -54,6 +54,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			pxeCommand(),
 			serveCommand(),
 			downloadCommand(),
+			bmcCommand(),
 			devCommand(),
 		},
 	}
