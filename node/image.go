@@ -9,11 +9,6 @@ import (
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
-// ErrNoNetworkSupport says that the ISO's live initramfs would ignore embedded network
-// keyfiles: its coreos/features.json lacks live-initrd-network.
-var ErrNoNetworkSupport = errors.New("this OS image does not support customizing network settings " +
-	"(its coreos/features.json lacks live-initrd-network, so the live system would ignore the keyfiles)")
-
 // ErrNoLiveKargs says that the ISO has no kernel-argument areas to carry live kargs.
 var ErrNoLiveKargs = fmt.Errorf("this OS image does not support customizing live kernel arguments: %w", embed.ErrNoKargs)
 
@@ -42,7 +37,7 @@ func (n *Node) Image(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
 		return nil, &EmbeddedFilesError{Paths: existing.Paths()}
 	}
 	if hasNetworkFiles(n.Payload) {
-		if err := RequireNetworkSupport(iso); err != nil {
+		if err := iso.RequireNetworkSupport(); err != nil {
 			return nil, err
 		}
 	}
@@ -57,15 +52,6 @@ func (n *Node) Image(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
 		return nil, err
 	}
 	return iso.Image(append(kargs, patch)...)
-}
-
-// RequireNetworkSupport returns ErrNoNetworkSupport for ISOs whose live initramfs would
-// ignore embedded keyfiles.
-func RequireNetworkSupport(iso *isobuilder.LiveISO) error {
-	if features, _ := iso.Features(); features.LiveInitrdNetwork {
-		return nil
-	}
-	return ErrNoNetworkSupport
 }
 
 // LiveKargsPatches applies edits to iso's current kernel arguments, for every area; an ISO

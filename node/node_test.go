@@ -110,7 +110,7 @@ func TestPrepareWithoutConfig(t *testing.T) {
 func TestImageErrors(t *testing.T) {
 	n := &Node{Payload: initrd.Files{initrd.IgnitionPath: []byte("{}"), initrd.NetworkDir + "/a.nmconnection": []byte("[connection]\n")}}
 	// The 2021-01 ISO predates live-initrd-network.
-	if _, err := n.Image(openFixture(t, "embed-areas-2021-01.iso")); !errors.Is(err, ErrNoNetworkSupport) {
+	if _, err := n.Image(openFixture(t, "embed-areas-2021-01.iso")); !errors.Is(err, isobuilder.ErrNoNetworkSupport) {
 		t.Errorf("keyfiles on an ISO without network support: %v", err)
 	}
 	n = &Node{Payload: initrd.Files{initrd.IgnitionPath: []byte("{}")}, LiveKargs: coreos.LiveKargs{Append: []string{"ip=dhcp"}}}

@@ -22,6 +22,8 @@ var advice = []struct {
 	{coreos.ErrNotBootstrapInPlace, ", or pass --allow-any-ignition to embed this config unchanged"},
 	{coreos.ErrNoInstallationDisk, ", or --installation-disk"},
 	{coreos.ErrKargRemoval, "; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead"},
+	{isobuilder.ErrHasIgnition, "; use -f to replace it"},
+	{isobuilder.ErrHasKeyfiles, "; use -f to replace them"},
 	{serve.ErrNodesNotDir, "; --nodes names a directory with one subdirectory per node"},
 }
 

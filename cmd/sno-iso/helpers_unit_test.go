@@ -89,7 +89,7 @@ func TestNodeError(t *testing.T) {
 	}{
 		{tooLarge, []string{"does not fit the ISO", "--grow-embed-area", "37856 bytes over"}},
 		{&node.EmbeddedFilesError{Paths: []string{"config.ign"}}, []string{"rhcos.iso already carries embedded files ([config.ign])", "`sno-iso reset`"}},
-		{node.ErrNoNetworkSupport, []string{"rhcos.iso: this OS image does not support customizing network settings", "`sno-iso kargs modify -a`"}},
+		{isobuilder.ErrNoNetworkSupport, []string{"rhcos.iso: this OS image does not support customizing network settings", "`sno-iso kargs modify -a`"}},
 		{node.ErrNoLiveKargs, []string{"rhcos.iso: this OS image does not support customizing live kernel arguments"}},
 		{&node.ISOError{Err: errors.New("no IMAGES/PXEBOOT")}, []string{"rhcos.iso: no IMAGES/PXEBOOT"}},
 	} {

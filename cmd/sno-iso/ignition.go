@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
@@ -87,12 +87,8 @@ func ignitionEmbed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return editPayload(c, isoPath, func(files initrd.Files) error {
-		if _, ok := files[initrd.IgnitionPath]; ok && !c.Bool("force") {
-			return errors.New("this ISO already has an embedded Ignition config; use -f to replace it")
-		}
-		files[initrd.IgnitionPath] = cfg
-		return nil
+	return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+		return iso.EmbedIgnition(cfg, c.Bool("force"))
 	})
 }
 
@@ -101,10 +97,7 @@ func ignitionRemove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return editPayload(c, isoPath, func(files initrd.Files) error {
-		delete(files, initrd.IgnitionPath)
-		return nil
-	})
+	return editISO(c, isoPath, (*isobuilder.LiveISO).RemoveIgnition)
 }
 
 func ignitionShow(c *cli.Context) error {
@@ -113,43 +106,33 @@ func ignitionShow(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	files, err := iso.Payload()
+	cfg, err := iso.EmbeddedIgnition()
 	if err != nil {
 		return err
-	}
-	cfg, ok := files[initrd.IgnitionPath]
-	if !ok {
-		return errors.New("no embedded Ignition config")
 	}
 	_, err = c.App.Writer.Write(cfg)
 	return err
 }
 
-// editPayload reads the ISO's embedded payload, lets edit change it, and writes the result
-// as the command line asks. Nothing is written when edit or packing fails.
-func editPayload(c *cli.Context, isoPath string, edit func(initrd.Files) error) error {
+// editISO opens the ISO, lets edit make the edited image, and writes it as the command line
+// asks, with the command line's advice on the library's errors. Nothing is written when edit
+// fails.
+func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*isobuilder.Image, error)) error {
 	iso, err := isobuilder.Open(isoPath)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
-	files, err := iso.Payload()
-	if err != nil {
-		return err
-	}
-	if err := edit(files); err != nil {
-		return err
-	}
-	patch, err := iso.PayloadPatch(files)
+	img, err := edit(iso)
 	var tooLarge *isobuilder.TooLargeError
-	if errors.As(err, &tooLarge) {
+	switch {
+	case errors.As(err, &tooLarge):
 		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
-	}
-	if err != nil {
-		return err
-	}
-	img, err := iso.Image(patch)
-	if err != nil {
+	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
+		return networkSupportError(isoPath)
+	case errors.Is(err, embed.ErrNoKargs):
+		return fmt.Errorf("%s: %w", isoPath, err)
+	case err != nil:
 		return err
 	}
 	return writeResult(c, img, isoPath, c.String("output"))

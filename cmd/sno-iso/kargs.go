@@ -48,29 +48,15 @@ func kargsCommand() *cli.Command {
 	}
 }
 
-// openWithKargs opens the ISO argument and checks that it has kernel-argument areas.
-func openWithKargs(c *cli.Context) (*isobuilder.LiveISO, string, error) {
-	iso, isoPath, err := openISOArg(c)
-	if err != nil {
-		return nil, "", err
-	}
-	if iso.Kargs() == nil {
-		iso.Close()
-		return nil, "", noKargsError(isoPath)
-	}
-	return iso, isoPath, nil
-}
-
-func noKargsError(isoPath string) error {
-	return fmt.Errorf("%s: %w", isoPath, embed.ErrNoKargs)
-}
-
 func kargsShow(c *cli.Context) error {
-	iso, _, err := openWithKargs(c)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
+	if iso.Kargs() == nil {
+		return fmt.Errorf("%s: %w", isoPath, embed.ErrNoKargs)
+	}
 	kargs := iso.Kargs().Default
 	if !c.Bool("default") {
 		if kargs, err = iso.CurrentKargs(); err != nil {
@@ -86,41 +72,19 @@ func kargsModify(c *cli.Context) error {
 	if len(appends)+len(deletes)+len(replaces) == 0 {
 		return usagef("kargs modify needs at least one -a KARG, -d KARG or -r KEY=OLD=NEW")
 	}
-	iso, isoPath, err := openWithKargs(c)
+	isoPath, err := isoArg(c)
 	if err != nil {
 		return err
 	}
-	defer iso.Close()
-	current, err := iso.CurrentKargs()
-	if err != nil {
-		return err
-	}
-	kargs, err := embed.ModifyKargs(current, appends, deletes, replaces)
-	if err != nil {
-		return err
-	}
-	return writeKargs(c, iso, isoPath, kargs)
+	return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+		return iso.ModifyKargs(appends, deletes, replaces)
+	})
 }
 
 func kargsReset(c *cli.Context) error {
-	// Reset does not read the current kargs: it is the cure for areas that disagree.
-	iso, isoPath, err := openWithKargs(c)
+	isoPath, err := isoArg(c)
 	if err != nil {
 		return err
 	}
-	defer iso.Close()
-	return writeKargs(c, iso, isoPath, iso.Kargs().Default)
-}
-
-// writeKargs rewrites every karg area of iso with kargs and writes the result as asked.
-func writeKargs(c *cli.Context, iso *isobuilder.LiveISO, isoPath, kargs string) error {
-	patches, err := iso.KargsPatches(kargs)
-	if err != nil {
-		return err
-	}
-	img, err := iso.Image(patches...)
-	if err != nil {
-		return err
-	}
-	return writeResult(c, img, isoPath, c.String("output"))
+	return editISO(c, isoPath, (*isobuilder.LiveISO).ResetKargs)
 }

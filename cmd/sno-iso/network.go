@@ -2,18 +2,13 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
-
-// maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
-const maxKeyfileSize = 1 << 20
 
 func networkCommand() *cli.Command {
 	return &cli.Command{
@@ -52,10 +47,10 @@ func networkCommand() *cli.Command {
 	}
 }
 
-// networkSupportError is node.ErrNoNetworkSupport with the ISO's name and what to do.
+// networkSupportError is isobuilder.ErrNoNetworkSupport with the ISO's name and what to do.
 func networkSupportError(isoPath string) error {
 	return fmt.Errorf("%s: %w; use a newer ISO, or give static addresses as ip= live kernel arguments (liveKargs in sno.yaml, or `sno-iso kargs modify -a`)",
-		isoPath, node.ErrNoNetworkSupport)
+		isoPath, isobuilder.ErrNoNetworkSupport)
 }
 
 func networkEmbed(c *cli.Context) error {
@@ -67,24 +62,8 @@ func networkEmbed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	iso, err := isobuilder.Open(isoPath)
-	if err != nil {
-		return err
-	}
-	err = node.RequireNetworkSupport(iso)
-	iso.Close()
-	if err != nil {
-		return networkSupportError(isoPath)
-	}
-	return editPayload(c, isoPath, func(files initrd.Files) error {
-		if len(networkFiles(files)) > 0 && !c.Bool("force") {
-			return errors.New("this ISO already has embedded network settings; use -f to replace them")
-		}
-		removeNetworkFiles(files)
-		for p, data := range keyfiles {
-			files[p] = data
-		}
-		return nil
+	return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+		return iso.EmbedKeyfiles(keyfiles, c.Bool("force"))
 	})
 }
 
@@ -93,10 +72,7 @@ func networkRemove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return editPayload(c, isoPath, func(files initrd.Files) error {
-		removeNetworkFiles(files)
-		return nil
-	})
+	return editISO(c, isoPath, (*isobuilder.LiveISO).RemoveKeyfiles)
 }
 
 func networkExtract(c *cli.Context) error {
@@ -105,13 +81,9 @@ func networkExtract(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	files, err := iso.Payload()
+	keyfiles, err := iso.EmbeddedKeyfiles()
 	if err != nil {
 		return err
-	}
-	keyfiles := networkFiles(files)
-	if len(keyfiles) == 0 {
-		return errors.New("no embedded network settings")
 	}
 	if dir := c.String("directory"); dir != "" {
 		written, err := initrd.Extract(keyfiles, dir)
@@ -129,23 +101,4 @@ func networkExtract(c *cli.Context) error {
 		w.Write(keyfiles[name])
 	}
 	return w.Flush()
-}
-
-// networkFiles returns the embedded keyfiles, named relative to initrd.NetworkDir.
-func networkFiles(files initrd.Files) initrd.Files {
-	out := initrd.Files{}
-	for p, data := range files {
-		if initrd.IsNetworkFile(p) {
-			out[strings.TrimPrefix(p, initrd.NetworkDir+"/")] = data
-		}
-	}
-	return out
-}
-
-func removeNetworkFiles(files initrd.Files) {
-	for p := range files {
-		if initrd.IsNetworkFile(p) {
-			delete(files, p)
-		}
-	}
 }

@@ -105,7 +105,7 @@ func nodeError(err error, isoPath string) error {
 		return fmt.Errorf("the bootstrap-in-place config does not fit the ISO: %w; make it smaller: drop manifests you can apply after the install, or fetch large files from a URL in the Ignition config; or pass --grow-embed-area to rebuild the ISO with a larger area", err)
 	case errors.As(err, &embedded):
 		return fmt.Errorf("%s already carries embedded files (%v); start from the pristine RHCOS live ISO, or undo its customizations with `sno-iso reset`", isoPath, embedded.Paths)
-	case errors.Is(err, node.ErrNoNetworkSupport):
+	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
 		return networkSupportError(isoPath)
 	case errors.Is(err, node.ErrNoLiveKargs), errors.As(err, &isoErr):
 		return fmt.Errorf("%s: %w", isoPath, err)

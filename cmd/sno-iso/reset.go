@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -17,28 +16,9 @@ func resetCommand() *cli.Command {
 }
 
 func reset(c *cli.Context) error {
-	iso, isoPath, err := openISOArg(c)
+	isoPath, err := isoArg(c)
 	if err != nil {
 		return err
 	}
-	defer iso.Close()
-	// Neither step reads what is there now, so reset also cures an undecodable payload or
-	// karg areas that disagree.
-	empty, err := iso.PayloadPatch(initrd.Files{})
-	if err != nil {
-		return err
-	}
-	patches := []isobuilder.Patch{empty}
-	if iso.Kargs() != nil {
-		kargs, err := iso.KargsPatches(iso.Kargs().Default)
-		if err != nil {
-			return err
-		}
-		patches = append(patches, kargs...)
-	}
-	img, err := iso.Image(patches...)
-	if err != nil {
-		return err
-	}
-	return writeResult(c, img, isoPath, c.String("output"))
+	return editISO(c, isoPath, (*isobuilder.LiveISO).Reset)
 }
