@@ -64,7 +64,7 @@ type Media struct {
 	// input ISO.
 	Derived *isobuilder.DerivedISO
 	// Warnings add to the node's: what the media, not the node, calls for.
-	Warnings []string
+	Warnings []Warning
 }
 
 // ISOError is an error about the input ISO itself (it cannot be made minimal, or grown),
@@ -125,7 +125,7 @@ func GrownAreaSize(compressed int64) int64 {
 // MinimalWarnings are the warnings of the node's media over the minimal ISO media: when its
 // initramfs has no configured way to reach the rootfs URL, since it fetches the root file
 // system before Ignition runs.
-func (n *Node) MinimalWarnings(media *isobuilder.LiveISO) []string {
+func (n *Node) MinimalWarnings(media *isobuilder.LiveISO) []Warning {
 	if hasNetworkFiles(n.Payload) {
 		return nil
 	}
@@ -133,6 +133,6 @@ func (n *Node) MinimalWarnings(media *isobuilder.LiveISO) []string {
 	if HasIPKarg(current) || HasIPKarg(strings.Join(n.LiveKargs.Append, " ")) {
 		return nil
 	}
-	return []string{"the minimal ISO fetches its root file system over the network from the initramfs, before Ignition runs; " +
-		"with no ip= live kernel argument and no network keyfile it relies on DHCP: add liveKargs (ip=...) or network keyfiles for a static address"}
+	return []Warning{{Kind: MinimalOverDHCP, Text: "the minimal ISO fetches its root file system over the network from the initramfs, before Ignition runs; " +
+		"with no ip= live kernel argument and no network keyfile it relies on DHCP: add liveKargs (ip=...) or network keyfiles for a static address"}}
 }

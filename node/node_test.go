@@ -176,7 +176,7 @@ func TestMediaMinimalWarnsWithoutNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Derived.Close()
-	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "DHCP") {
+	if len(m.Warnings) != 1 || m.Warnings[0].Kind != MinimalOverDHCP || !strings.Contains(m.Warnings[0].Text, "DHCP") {
 		t.Errorf("warnings %q", m.Warnings)
 	}
 	n.LiveKargs.Append = []string{"ip=192.0.2.10::192.0.2.1:255.255.255.0::eth0:none"}
@@ -224,5 +224,20 @@ func TestGrownAreaSize(t *testing.T) {
 		if got := GrownAreaSize(compressed); got != want {
 			t.Errorf("GrownAreaSize(%d) = %d, want %d", compressed, got, want)
 		}
+	}
+}
+
+// A static live address that the installed node would lose is warned about in sno.yaml's
+// terms only: the setting is named, for callers to add their own option beside it.
+func TestPrepareWarnsOfLiveOnlyAddress(t *testing.T) {
+	dir := writeNodeDir(t, "coreOSInstallation:\n  installationDisk: "+testDisk+"\nliveKargs:\n  append: [ip=dhcp]\n")
+	n, _, err := Load(DirInputs(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Warning{Kind: LiveIPNotCopied, Setting: "copyNetwork: true",
+		Text: "live kernel argument ip=dhcp configures the live system only: set copyNetwork: true so that the installed node keeps it after the reboot"}
+	if !slices.Equal(n.Warnings, []Warning{want}) {
+		t.Errorf("warnings %+v, want %+v", n.Warnings, want)
 	}
 }

@@ -18,7 +18,7 @@ type Node struct {
 	// Output is sno.yaml's choice of media.
 	Output coreos.Output
 	// Warnings are worth showing the user once the media is known to be writable.
-	Warnings []string
+	Warnings []Warning
 }
 
 // Load reads and prepares the node: Inputs.Load, then Prepare. files lists what it read or
@@ -49,13 +49,15 @@ func Prepare(src *Sources) (*Node, error) {
 	}
 	n := &Node{Installation: inst, Payload: initrd.Files{initrd.IgnitionPath: live}, LiveKargs: src.LiveKargs, Output: src.Config.Output}
 	for _, w := range warnings {
-		n.Warnings = append(n.Warnings, fmt.Sprintf("%s: %s", src.IgnitionName, w))
+		n.Warnings = append(n.Warnings, Warning{Kind: IgnitionWarning, Text: fmt.Sprintf("%s: %s", src.IgnitionName, w)})
 	}
-	n.Warnings = append(n.Warnings, src.CustomizationWarnings...)
+	for _, w := range src.CustomizationWarnings {
+		n.Warnings = append(n.Warnings, Warning{Kind: CustomizationWarning, Text: w})
+	}
 	for path, data := range src.Keyfiles {
 		n.Payload[path] = data
 	}
-	if w := liveNetworkWarning(inst, src.LiveKargs, len(src.Keyfiles) > 0); w != "" {
+	if w, ok := liveNetworkWarning(inst, src.LiveKargs, len(src.Keyfiles) > 0); ok {
 		n.Warnings = append(n.Warnings, w)
 	}
 	return n, nil
@@ -63,19 +65,21 @@ func Prepare(src *Sources) (*Node, error) {
 
 // liveNetworkWarning warns when the live system gets network settings that the installed
 // node will not keep, the trap of static addresses falling back to DHCP after the reboot.
-func liveNetworkWarning(inst coreos.Installation, kargs coreos.LiveKargs, keyfiles bool) string {
+func liveNetworkWarning(inst coreos.Installation, kargs coreos.LiveKargs, keyfiles bool) (Warning, bool) {
 	if inst.CopyNetwork {
-		return ""
+		return Warning{}, false
 	}
 	if keyfiles {
-		return "copyNetwork is false: the network keyfiles configure the live system only, the installed node will use DHCP after the reboot"
+		return Warning{Kind: KeyfilesNotCopied, Text: "copyNetwork is false: the network keyfiles configure the live system only, the installed node will use DHCP after the reboot"}, true
 	}
+	const setting = "copyNetwork: true"
 	for _, k := range kargs.Append {
 		if HasIPKarg(k) {
-			return fmt.Sprintf("live kernel argument %s configures the live system only: set copyNetwork: true (or --copy-network) so that the installed node keeps it after the reboot", k)
+			return Warning{Kind: LiveIPNotCopied, Setting: setting,
+				Text: fmt.Sprintf("live kernel argument %s configures the live system only: set %s so that the installed node keeps it after the reboot", k, setting)}, true
 		}
 	}
-	return ""
+	return Warning{}, false
 }
 
 // HasIPKarg reports whether kargs configure the network statically (an ip= argument).

@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 )
 
@@ -36,6 +39,20 @@ func errorText(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// warningFlags names the flag that does what a warning's sno.yaml setting does.
+var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-network"}
+
+// printWarnings prints a node's warnings, naming the flag beside the setting they advise.
+func printWarnings(w io.Writer, warnings []node.Warning) {
+	for _, warning := range warnings {
+		text := warning.Text
+		if flag, ok := warningFlags[warning.Kind]; ok && warning.Setting != "" {
+			text = strings.Replace(text, warning.Setting, warning.Setting+" (or "+flag+")", 1)
+		}
+		fmt.Fprintf(w, "Warning: %s\n", text)
+	}
 }
 
 // forceAdvice tells how to replace an output that exists.

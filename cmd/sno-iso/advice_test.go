@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 func TestErrorTextAddsAdvice(t *testing.T) {
@@ -36,5 +38,19 @@ func TestForceAdvice(t *testing.T) {
 	other := errors.New("disk full")
 	if forceAdvice(other) != other || forceAdvice(nil) != nil {
 		t.Error("forceAdvice changed an error that is not about an existing file")
+	}
+}
+
+// The command line names its flag beside the setting a warning advises, and nothing else.
+func TestPrintWarnings(t *testing.T) {
+	var out strings.Builder
+	printWarnings(&out, []node.Warning{
+		{Kind: node.LiveIPNotCopied, Setting: "copyNetwork: true", Text: "live kernel argument ip=dhcp configures the live system only: set copyNetwork: true so that the installed node keeps it"},
+		{Kind: node.KeyfilesNotCopied, Text: "copyNetwork is false: keyfiles"},
+	})
+	want := "Warning: live kernel argument ip=dhcp configures the live system only: set copyNetwork: true (or --copy-network) so that the installed node keeps it\n" +
+		"Warning: copyNetwork is false: keyfiles\n"
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }

@@ -64,9 +64,7 @@ func build(c *cli.Context) error {
 		defer media.Derived.Close()
 	}
 	// Everything is validated: warnings now, so that errors come alone.
-	for _, w := range append(n.Warnings, media.Warnings...) {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: %s\n", w)
-	}
+	printWarnings(c.App.ErrWriter, append(n.Warnings, media.Warnings...))
 	if media.Derived != nil {
 		err = writeDerived(c, media.Derived, media.Image, out)
 	} else {

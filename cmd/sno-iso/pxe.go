@@ -207,9 +207,7 @@ func pxeBuild(c *cli.Context) error {
 			return err
 		}
 	}
-	for _, w := range n.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: %s\n", w)
-	}
+	printWarnings(c.App.ErrWriter, n.Warnings)
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
