@@ -376,7 +376,7 @@ func (s *Server) acquireISO() (*isoState, error) {
 	if st.info != nil && !st.same(s.iso.stamp) && !st.same(s.badStamp) {
 		next, err := openISO(s.cfg.ISO)
 		if err != nil {
-			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while sno-iso serve was running: put the pristine ISO back", err), st
+			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while being served: put the pristine ISO back", err), st
 			s.log.Printf("%v", s.isoErr)
 		} else {
 			s.log.Printf("%s changed: serving the new version", s.cfg.ISO)
