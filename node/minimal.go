@@ -95,10 +95,9 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 	m.Image, err = n.Image(base)
 	var tooLarge *isobuilder.TooLargeError
 	if errors.As(err, &tooLarge) && opts.GrowEmbedArea {
-		grown, rerr := iso.Rebuild(ctx, opts.TempDir, isobuilder.RebuildOptions{
-			Minimal: opts.Minimal, MinimalOptions: opts.MinimalOptions, IgnitionAreaSize: GrownAreaSize(tooLarge.Compressed)})
+		grown, rerr := GrownISO(ctx, iso, tooLarge, opts)
 		if rerr != nil {
-			return nil, &ISOError{Err: fmt.Errorf("growing the Ignition area: %w", rerr)}
+			return nil, rerr
 		}
 		if m.Derived != nil {
 			m.Derived.Close()
@@ -113,6 +112,18 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 		m.Warnings = n.MinimalWarnings(m.Derived.LiveISO)
 	}
 	return m, nil
+}
+
+// GrownISO rebuilds the pristine iso, minimal when opts.Minimal, with an Ignition area that
+// takes the payload that was tooLarge for it, as a temporary file in opts.TempDir: the ISO
+// that Media customizes when opts.GrowEmbedArea and the payload does not fit.
+func GrownISO(ctx context.Context, iso *isobuilder.LiveISO, tooLarge *isobuilder.TooLargeError, opts MediaOptions) (*isobuilder.DerivedISO, error) {
+	grown, err := iso.Rebuild(ctx, opts.TempDir, isobuilder.RebuildOptions{
+		Minimal: opts.Minimal, MinimalOptions: opts.MinimalOptions, IgnitionAreaSize: GrownAreaSize(tooLarge.Compressed)})
+	if err != nil {
+		return nil, &ISOError{Err: fmt.Errorf("growing the Ignition area: %w", err)}
+	}
+	return grown, nil
 }
 
 // GrownAreaSize leaves as much free room as the payload takes, in 256 KiB steps, so the area
