@@ -159,12 +159,20 @@ func (h *harness) get(path string, headers ...string) (*http.Response, []byte) {
 // want is what `build` would write for a node with config: the ISO customized with it.
 func (h *harness) want(config string) []byte {
 	h.t.Helper()
+	return h.built(func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+		return customized(iso, initrd.Files{initrd.IgnitionPath: []byte(config)})
+	})
+}
+
+// built is the bytes of the image that build makes of the harness's ISO.
+func (h *harness) built(build func(*isobuilder.LiveISO) (*isobuilder.Image, error)) []byte {
+	h.t.Helper()
 	iso, err := isobuilder.Open(h.iso)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer iso.Close()
-	img, err := customized(iso, initrd.Files{initrd.IgnitionPath: []byte(config)})
+	img, err := build(iso)
 	if err != nil {
 		h.t.Fatal(err)
 	}

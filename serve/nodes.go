@@ -97,6 +97,10 @@ type nodeState struct {
 
 	minimalMu sync.Mutex
 	minimal   map[string]*artifact // by rootfs URL
+
+	grownMu sync.Mutex
+	grown   map[string]*grownBase // by rootfs URL, "" for the full ISO
+	retired bool                  // replaced: grown ISOs are closed once unused
 }
 
 // fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
@@ -115,7 +119,7 @@ func (ns *nodeState) fresh(iso *isoState) bool {
 // prepareNode prepares the node in dir, and remembers what it read.
 func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeState {
 	node, inputs, err := prepare(dir)
-	ns := &nodeState{name: name, iso: iso, node: node, err: err, stamps: map[string]fileStamp{}, modTime: iso.stamp.modTime(), minimal: map[string]*artifact{}}
+	ns := &nodeState{name: name, iso: iso, node: node, err: err, stamps: map[string]fileStamp{}, modTime: iso.stamp.modTime(), minimal: map[string]*artifact{}, grown: map[string]*grownBase{}}
 	if err == nil && node == nil {
 		ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
 	}

@@ -42,8 +42,13 @@ type Config struct {
 	BaseURL string
 	// MaxConcurrent bounds the requests in progress; more are refused with 503.
 	MaxConcurrent int
-	// TempDir receives the minimal ISOs (one per rootfs URL, unlinked once open).
+	// TempDir receives the minimal ISOs (one per rootfs URL, unlinked once open) and the
+	// grown ISOs.
 	TempDir string
+	// GrowEmbedArea serves a node whose payload does not fit the ISO's Ignition area from
+	// the ISO rebuilt with a larger one, made for that node on first request, as
+	// node.MediaOptions.GrowEmbedArea does.
+	GrowEmbedArea bool
 	// Log receives one line per request and the nodes' warnings; nil discards them.
 	Log io.Writer
 }
@@ -110,14 +115,19 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	}, nil
 }
 
-// Close stops minimal ISO builds, releases the ISO and removes the minimal ISOs. Requests
-// must be over (see Serve).
+// Close stops minimal and grown ISO builds, releases the ISO and removes the minimal and
+// grown ISOs. Requests must be over (see Serve).
 func (s *Server) Close() error {
 	s.cancel()
 	s.mu.Lock()
 	if s.iso != nil {
 		s.retireLocked(s.iso)
 		s.iso = nil
+	}
+	for _, e := range s.nodes {
+		if ns := e.cur.Load(); ns != nil {
+			ns.retire()
+		}
 	}
 	s.mu.Unlock()
 	s.closing.Wait()
@@ -217,6 +227,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return failed(err)
 	}
+	// A node's grown ISO is closed once the node was replaced and no request reads it: hold
+	// it, resolving again when the node was replaced in between.
+	for !a.file.hold() {
+		if a, err = s.resolve(r, iso); err != nil {
+			return failed(err)
+		}
+	}
+	defer a.file.release()
 	return serveArtifact(w, r, a)
 }
 
@@ -238,7 +256,8 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 			return nil, err
 		}
 		if !minimal {
-			return ns.fullISO()
+			a, err := ns.fullISO()
+			return s.grownIfNeeded(r, ns, a, err, "")
 		}
 		return s.minimalISO(r, ns)
 	}
@@ -277,7 +296,8 @@ func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 		}
 		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
 	}
-	return ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.log)
+	a, err := ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.log)
+	return s.grownIfNeeded(r, ns, a, err, url)
 }
 
 // baseURL is the server's URL as nodes reach it: the configured one, else the Host the
@@ -313,6 +333,9 @@ func (s *Server) listing() *listing {
 		s.list = readListing(s.cfg.NodesDir)
 		for name := range s.nodes {
 			if !s.list.has(name) {
+				if ns := s.nodes[name].cur.Load(); ns != nil {
+					ns.retire()
+				}
 				delete(s.nodes, name)
 			}
 		}
@@ -341,8 +364,12 @@ func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
 	if ns == nil || !ns.fresh(iso) {
 		e.mu.Lock()
 		if ns = e.cur.Load(); ns == nil || !ns.fresh(iso) {
+			old := ns
 			ns = prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.prepare)
 			e.cur.Store(ns)
+			if old != nil {
+				old.retire()
+			}
 			s.logPrepared(ns)
 		}
 		e.mu.Unlock()

@@ -22,7 +22,7 @@ func buildCommand() *cli.Command {
 			forceFlag("replace an existing output file"),
 			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)"},
 			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`"},
-			&cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"},
+			growEmbedAreaFlag(),
 		), nodeFlags()...),
 		Action: withLiveISO(build),
 	}
@@ -80,6 +80,12 @@ func build(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s\n", abs)
 	}
 	return nil
+}
+
+// growEmbedAreaFlag is build's and serve's choice to rebuild an ISO whose Ignition area is
+// too small for the node.
+func growEmbedAreaFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"}
 }
 
 // minimalChoice merges sno.yaml's output section and the flags.

@@ -28,6 +28,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node", Required: true},
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
+			growEmbedAreaFlag(),
 		),
 		Action: withLiveISO(serveNodes),
 	}
@@ -57,6 +58,7 @@ func serveNodes(c *cli.Context) error {
 		NodesDir:      c.String("nodes"),
 		BaseURL:       baseURL,
 		MaxConcurrent: c.Int("max-concurrent"),
+		GrowEmbedArea: c.Bool("grow-embed-area"),
 		Log:           c.App.ErrWriter,
 	})
 	if err != nil {

@@ -153,6 +153,46 @@ func TestServeMatchesBuild(t *testing.T) {
 	s.stop(t)
 }
 
+// A node whose config does not fit the Ignition area is served, with --grow-embed-area, as
+// build --grow-embed-area writes it, full and minimal.
+func TestServeGrowEmbedAreaMatchesBuild(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	nodes := t.TempDir()
+	dir := filepath.Join(nodes, "big")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ign := bipConfig(t, dir, 1000000)
+	cfg := writeFile(t, filepath.Join(dir, node.DirConfig), serveSnoYAML)
+	s := startServe(t, "--iso", iso, "--nodes", nodes, "--grow-embed-area")
+	out := t.TempDir()
+
+	full := filepath.Join(out, "full.iso")
+	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "--grow-embed-area", "-o", full)
+	if got, want := s.sha(t, "/big.iso"), fileSHA(t, full); got != want {
+		t.Errorf("/big.iso has SHA-256 %s, build --grow-embed-area wrote %s", got, want)
+	}
+	minimal := filepath.Join(out, "minimal.iso")
+	mustSno(t, nil, "build", "--minimal", "--rootfs-url", s.url+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "--grow-embed-area", "-o", minimal)
+	if got, want := s.sha(t, "/big-minimal.iso"), fileSHA(t, minimal); got != want {
+		t.Errorf("/big-minimal.iso has SHA-256 %s, build --minimal --grow-embed-area wrote %s", got, want)
+	}
+	s.stop(t)
+
+	// Without the flag the node is refused, as build refuses it.
+	s = startServe(t, "--iso", iso, "--nodes", nodes)
+	resp, err := http.Get(s.url + "/big.iso")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "too large") {
+		t.Errorf("/big.iso without --grow-embed-area: %s %s", resp.Status, body)
+	}
+	s.stop(t)
+}
+
 func TestServeMatchesPXEBuild(t *testing.T) {
 	iso := withInitramfs(t, stockLiveInitramfs(t))
 	nodes := t.TempDir()

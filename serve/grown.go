@@ -1,0 +1,110 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
+)
+
+// grownBase is a node's ISO rebuilt with an Ignition area that its payload fits, customized:
+// what `build --grow-embed-area` writes. One node owns it; it is made on first request,
+// shared by the requests that wait for it, and closed once the node is replaced (its files
+// or the ISO changed, or the server closes) and no request reads it.
+type grownBase struct {
+	ready    chan struct{} // closed, under nodeState.grownMu, when artifact or err is set
+	artifact *artifact
+	file     *sourceFile
+	err      error
+}
+
+// grownIfNeeded answers for a node whose payload does not fit the ISO's Ignition area (err
+// is an *isobuilder.TooLargeError) with its grown ISO, when the server grows embed areas.
+// rootfsURL is the minimal ISO's, or "" for the full ISO.
+func (s *Server) grownIfNeeded(r *http.Request, ns *nodeState, a *artifact, err error, rootfsURL string) (*artifact, error) {
+	var tooLarge *isobuilder.TooLargeError
+	if !s.cfg.GrowEmbedArea || !errors.As(err, &tooLarge) {
+		return a, err
+	}
+	ns.grownMu.Lock()
+	g, ok := ns.grown[rootfsURL]
+	if !ok {
+		g = &grownBase{ready: make(chan struct{})}
+		ns.grown[rootfsURL] = g
+		s.closing.Add(1)
+		// Made under the server's context, as minimal ISOs are: one client giving up must
+		// not fail it for the others.
+		go func() {
+			defer s.closing.Done()
+			g.artifact, g.file, g.err = s.makeGrown(ns, tooLarge, rootfsURL)
+			ns.grownMu.Lock()
+			defer ns.grownMu.Unlock()
+			switch {
+			case g.err != nil:
+				// The next request tries again: the cause (a full disk) may pass.
+				delete(ns.grown, rootfsURL)
+			case ns.retired:
+				g.file.retire()
+			}
+			close(g.ready)
+		}()
+	}
+	ns.grownMu.Unlock()
+	select {
+	case <-g.ready:
+		return g.artifact, g.err
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+}
+
+// makeGrown rebuilds the ISO as node.GrownISO decides and customizes it for the node.
+func (s *Server) makeGrown(ns *nodeState, tooLarge *isobuilder.TooLargeError, rootfsURL string) (*artifact, *sourceFile, error) {
+	opts := node.MediaOptions{Minimal: rootfsURL != "", MinimalOptions: isobuilder.MinimalOptions{RootfsURL: rootfsURL}, TempDir: s.cfg.TempDir}
+	derived, err := node.GrownISO(s.ctx, ns.iso.iso, tooLarge, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node %s: %w", ns.name, err)
+	}
+	// Nothing else needs its name: unlinked, it cannot outlive a crash.
+	os.Remove(derived.Path())
+	img, err := ns.node.Image(derived.LiveISO)
+	var file *sourceFile
+	if err == nil {
+		file, err = newSourceFile(derived.Base(), fmt.Sprintf("%s grown %d %s", ns.iso.file.id, tooLarge.Compressed, rootfsURL))
+	}
+	if err != nil {
+		derived.Close()
+		return nil, nil, fmt.Errorf("node %s: %w", ns.name, err)
+	}
+	file.owner = derived
+	if opts.Minimal {
+		for _, w := range ns.node.MinimalWarnings(derived.LiveISO) {
+			s.log.Printf("node %s: warning: %s", ns.name, w)
+		}
+	}
+	kind := "grown"
+	if opts.Minimal {
+		kind = "grown minimal"
+	}
+	return imageArtifact(file, img, ns.modTime, kind, rootfsURL), file, nil
+}
+
+// retire closes the node's grown ISOs once no request reads them; one still being made is
+// retired when it is done.
+func (ns *nodeState) retire() {
+	ns.grownMu.Lock()
+	defer ns.grownMu.Unlock()
+	ns.retired = true
+	for _, g := range ns.grown {
+		select {
+		case <-g.ready:
+			if g.file != nil {
+				g.file.retire()
+			}
+		default:
+		}
+	}
+}
