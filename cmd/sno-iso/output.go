@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/cheggaaa/pb/v3"
+	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -38,6 +40,30 @@ func openISOArg(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 	}
 	iso, err := isobuilder.Open(path)
 	return iso, path, err
+}
+
+// editISO opens the ISO, lets edit make the edited image, and writes it as the command line
+// asks, with the command line's advice on the library's errors. Nothing is written when edit
+// fails.
+func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*isobuilder.Image, error)) error {
+	iso, err := isobuilder.Open(isoPath)
+	if err != nil {
+		return err
+	}
+	defer iso.Close()
+	img, err := edit(iso)
+	var tooLarge *isobuilder.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
+	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
+		return networkSupportError(isoPath)
+	case errors.Is(err, embed.ErrNoKargs):
+		return fmt.Errorf("%s: %w", isoPath, err)
+	case err != nil:
+		return err
+	}
+	return writeResult(c, img, isoPath, c.String("output"))
 }
 
 // writeResult materialises img at out: isoPath edited in place when out is empty, standard
