@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -111,8 +110,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Like coreos-installer, the config is wrapped as given: it may be empty or not Ignition.
-	packed, err := initrd.Pack(initrd.Files{initrd.IgnitionPath: config})
+	packed, err := isobuilder.WrapIgnition(config)
 	if err != nil {
 		return err
 	}
@@ -147,16 +145,12 @@ func pxeIgnitionUnwrap(c *cli.Context) error {
 	} else if stdin, ok := r.(*os.File); ok && isTerminal(stdin) {
 		return usagef("no initrd given: pass INITRD or pipe it to standard input")
 	}
-	files, err := initrd.Read(r, initrd.ReadOptions{
-		MaxSize: isobuilder.MaxInitramfsSize,
-		Match:   func(p string) bool { return p == initrd.IgnitionPath },
-	})
+	config, err := isobuilder.UnwrapIgnition(r)
+	if errors.Is(err, isobuilder.ErrNoIgnitionInArchive) {
+		return fmt.Errorf("%w %s", err, name)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
-	}
-	config, ok := files[initrd.IgnitionPath]
-	if !ok {
-		return fmt.Errorf("couldn't find Ignition config in archive %s", name)
 	}
 	_, err = c.App.Writer.Write(config)
 	return err
