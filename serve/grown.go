@@ -80,6 +80,7 @@ func (s *Server) makeGrown(ns *nodeState, tooLarge *isobuilder.TooLargeError, ro
 		return nil, nil, fmt.Errorf("node %s: %w", ns.name, err)
 	}
 	file.owner = derived
+	s.log.Printf("node %s: %v: serving it from the ISO rebuilt with a %d-byte Ignition area", ns.name, tooLarge, derived.IgnitionArea().Length)
 	if opts.Minimal {
 		for _, w := range ns.node.MinimalWarnings(derived.LiveISO) {
 			s.log.Printf("node %s: warning: %s", ns.name, w)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -73,6 +74,9 @@ func TestGrowEmbedArea(t *testing.T) {
 	}
 	wg.Wait()
 	first := h.grownFile("big")
+	if n := strings.Count(h.log.String(), "node big: compressed payload is too large"); n != 1 {
+		t.Errorf("the log says %d times that node big is served from a grown ISO, want once:\n%s", n, h.log.String())
+	}
 	if _, body := h.get("/small.iso"); !bytes.Equal(body, h.want(small)) {
 		t.Error("a node that fits is not served over the pristine ISO")
 	}
