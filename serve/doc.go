@@ -2,4 +2,8 @@
 // composed over a pristine live ISO, without writing them anywhere: each response is the
 // ISO's unchanged bytes, sent with sendfile where the transport allows, around the node's
 // patches, which are prepared once and again only when the node's files change.
+//
+// The media carry the cluster's private keys, and BMCs cannot send credentials: each node's
+// media are published under a capability path, /<Token>/<node>.iso, derived from a secret
+// shared by every server over the same nodes directory (see Token, NodeURLs, Secret).
 package serve

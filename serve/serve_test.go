@@ -241,12 +241,17 @@ func TestNotFoundAndTraversal(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA, "bad name": configA, "x-minimal": configA}, nil)
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, testConfig), []byte(configA), 0o644)
+	var paths []string
 	for _, p := range []string{
 		"/nope.iso", "/a", "/a.img", "/a/", "/a/vmlinuz/x", "/a/config.ign", "/a/" + testConfig,
 		"/../a.iso", "/%2e%2e/a.iso", "/a/../a.iso", "/.a.iso", "/" + filepath.Base(outside) + ".iso",
 		"/bad%20name.iso", "/x-minimal.iso", "/x.iso", "/a-minimal/vmlinuz", "/rootfs.img/x", "/-minimal.iso",
-		"/.iso", "//a.iso", "/a.iso/", "/nope/boot.ipxe", "/nope/vmlinuz",
+		"/.iso", "//a.iso", "/a.iso/", "/nope/boot.ipxe", "/nope/vmlinuz", "/" + SecretFileName + "/a.iso",
 	} {
+		// Under a token computed for the name the path ends in, and without one.
+		paths = append(paths, p, h.path(p))
+	}
+	for _, p := range paths {
 		req, _ := http.NewRequest(http.MethodGet, h.url, nil)
 		req.URL.Opaque = p // sent as written, not cleaned by the client
 		resp, err := http.DefaultClient.Do(req)
@@ -315,7 +320,7 @@ func TestPXE(t *testing.T) {
 		"/a/vmlinuz":    h.pxeBytes("vmlinuz"),
 		"/a/rootfs.img": h.pxeBytes("rootfs.img"),
 		"/rootfs.img":   h.pxeBytes("rootfs.img"),
-		"/a/boot.ipxe":  []byte("#!ipxe\nkernel http://192.0.2.1:8080/a/vmlinuz\ninitrd http://192.0.2.1:8080/a/initrd.img\nboot\n"),
+		"/a/boot.ipxe":  []byte("#!ipxe\nkernel http://192.0.2.1:8080" + h.path("/a/vmlinuz") + "\ninitrd http://192.0.2.1:8080" + h.path("/a/initrd.img") + "\nboot\n"),
 	} {
 		resp, body := h.get(path)
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) {
@@ -333,7 +338,7 @@ func TestPXE(t *testing.T) {
 func TestBootIPXEFromHost(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	_, body := h.get("/a/boot.ipxe")
-	if want := "kernel " + h.url + "/a/vmlinuz\n"; !strings.Contains(string(body), want) {
+	if want := "kernel " + h.url + h.path("/a/vmlinuz") + "\n"; !strings.Contains(string(body), want) {
 		t.Errorf("boot.ipxe %q lacks %q", body, want)
 	}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
@@ -341,7 +346,7 @@ func TestBootIPXEFromHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprint(conn, "GET /a/boot.ipxe HTTP/1.1\r\nHost: a_b!\r\nConnection: close\r\n\r\n")
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: a_b!\r\nConnection: close\r\n\r\n", h.path("/a/boot.ipxe"))
 	reply, _ := io.ReadAll(conn)
 	if !strings.HasPrefix(string(reply), "HTTP/1.1 400") || !strings.Contains(string(reply), "--base-url") {
 		t.Errorf("a Host that is no host name: %q", reply)
@@ -424,7 +429,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	})
 	done := make(chan int)
 	go func() {
-		resp, err := http.Get(h.url + "/slow.iso")
+		resp, err := http.Get(h.url + h.path("/slow.iso"))
 		if err != nil {
 			done <- 0
 			return
@@ -504,9 +509,9 @@ func TestAccessLog(t *testing.T) {
 		t.Fatalf("%d access log lines for 3 requests:\n%s", len(lines), h.log.String())
 	}
 	for i, want := range [][]string{
-		{`"GET /a.iso HTTP/1.1" 206 1024`, `range="bytes=0-1023"`},
-		{`"GET /nope.iso HTTP/1.1" 404`, `error="no node \"nope\"`},
-		{`"HEAD /a.iso HTTP/1.1" 200 0`},
+		{`"GET /{token}/a.iso HTTP/1.1" 206 1024`, `range="bytes=0-1023"`},
+		{`"GET /{token}/nope.iso HTTP/1.1" 404`, `error="no node \"nope\"`},
+		{`"HEAD /{token}/a.iso HTTP/1.1" 200 0`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i], w) {
@@ -523,7 +528,7 @@ func TestGracefulShutdown(t *testing.T) {
 	os.Mkdir(filepath.Join(nodes, "a"), 0o755)
 	os.WriteFile(filepath.Join(nodes, "a", testConfig), []byte(configA), 0o644)
 	var calls atomic.Int32
-	srv, err := New(Config{ISO: iso, NodesDir: nodes, Prepare: testPrepare(&calls)})
+	srv, err := New(Config{ISO: iso, NodesDir: nodes, Prepare: testPrepare(&calls), Open: true})
 	if err != nil {
 		t.Fatal(err)
 	}

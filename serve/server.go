@@ -63,6 +63,15 @@ type Config struct {
 	TempDir string
 	// Log receives one line per request and the nodes' warnings; nil discards them.
 	Log io.Writer
+	// Open publishes the nodes' media under plain, guessable URLs (/<node>.iso) instead of
+	// capability URLs (/<token>/<node>.iso), for networks where every client may have them.
+	Open bool
+	// SecretFile holds the secret the capability tokens are derived from; empty means
+	// SecretFileName in NodesDir, created on first start.
+	SecretFile string
+	// RotationGrace is how long the tokens of a replaced secret keep working when the new
+	// file does not carry the old key itself (as RotateSecretFile writes it).
+	RotationGrace time.Duration
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
@@ -87,6 +96,7 @@ type Server struct {
 	list     *listing
 	nodes    map[string]*nodeEntry
 	closing  sync.WaitGroup // retired ISO versions being closed
+	secret   *secretSource  // nil for an open server
 }
 
 // New parses the ISO and checks the nodes directory.
@@ -114,10 +124,22 @@ func New(cfg Config) (*Server, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	logger := log.New(out, "", log.LstdFlags)
+	var secret *secretSource
+	if !cfg.Open {
+		var created bool
+		if secret, created, err = newSecretSource(cfg); err != nil {
+			iso.close()
+			return nil, err
+		}
+		if created {
+			logger.Printf("created the secret of the capability URLs: %s", secret.path)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg: cfg, log: log.New(out, "", log.LstdFlags), sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{},
+		cfg: cfg, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, secret: secret,
 	}, nil
 }
 
@@ -162,8 +184,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<node>.iso,
-// /<node>-minimal.iso and /<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe}.
+// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<token>/<node>.iso,
+// /<token>/<node>-minimal.iso and /<token>/<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe},
+// or the same paths without /<token> on an open server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w}
@@ -234,6 +257,12 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if p == "/"+rootfsName {
 		return iso.pxeArtifact(rootfsName)
 	}
+	if s.secret != nil {
+		var err error
+		if p, err = s.authorize(p); err != nil {
+			return nil, err
+		}
+	}
 	first, file, nested := strings.Cut(strings.TrimPrefix(p, "/"), "/")
 	if !nested {
 		stem, ok := strings.CutSuffix(first, ".iso")
@@ -274,7 +303,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ns.bootIPXE(base + "/" + ns.name)
+	return ns.bootIPXE(base + s.nodePrefix(ns.name))
 }
 
 const ipxeName = "boot.ipxe"
@@ -302,7 +331,11 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 	if !validHost(r.Host) {
 		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; start sno-iso serve with --base-url", r.Host)}
 	}
-	return "http://" + r.Host, nil
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + r.Host, nil
 }
 
 func validHost(host string) bool {
@@ -474,7 +507,7 @@ func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err 
 	if !w.wroteHeader {
 		status = http.StatusOK
 	}
-	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, status, w.written, d.Round(time.Microsecond))
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+s.loggedURI(r)+" "+r.Proto, status, w.written, d.Round(time.Microsecond))
 	if rg := r.Header.Get("Range"); rg != "" {
 		line += " range=" + fmt.Sprintf("%q", rg)
 	}
