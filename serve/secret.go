@@ -54,15 +54,14 @@ func NewSecret() (*Secret, error) {
 }
 
 // Rotated returns a new secret whose previous key is s's, honoured for grace after now.
-// A zero grace drops s's key at once.
+// The previous key is kept even with a zero grace: it tells servers that the rotation
+// chose its grace period, so theirs for a file replaced by hand does not apply.
 func (s *Secret) Rotated(now time.Time, grace time.Duration) (*Secret, error) {
 	next, err := NewSecret()
 	if err != nil {
 		return nil, err
 	}
-	if grace > 0 {
-		next.Previous, next.PreviousUntil = s.Key, now.Add(grace).UTC().Truncate(time.Second)
-	}
+	next.Previous, next.PreviousUntil = s.Key, now.Add(grace).UTC().Truncate(time.Second)
 	return next, nil
 }
 

@@ -3,55 +3,23 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// selfSigned writes a self-signed certificate for 127.0.0.1 and its key, as PEM files.
-func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sno-iso test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
-	return certFile, keyFile
-}
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+)
 
 // Over TLS with a self-signed certificate, a client that does not verify it (as a BMC does
 // not) gets the node's ISO at its capability URL, and boot.ipxe names https URLs.
 func TestTLSSelfSigned(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
-	certFile, keyFile := selfSigned(t, t.TempDir())
+	certFile, keyFile := fixtures.SelfSignedCert(t, t.TempDir())
 	cfg, err := TLSConfig(certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +65,7 @@ func TestTLSSelfSigned(t *testing.T) {
 
 func TestTLSConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := selfSigned(t, dir)
+	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
 	if _, err := TLSConfig(keyFile, certFile); err == nil || !strings.Contains(err.Error(), keyFile) {
 		t.Errorf("swapped certificate and key: %v", err)
 	}

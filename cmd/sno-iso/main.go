@@ -75,7 +75,7 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 func setUsageErrorHandler(commands []*cli.Command) {
 	for _, c := range commands {
 		c.OnUsageError = onUsageError
-		if len(c.Subcommands) > 0 {
+		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = unknownCommand
 		}
 		if required := takeRequiredFlags(c.Flags); len(required) > 0 {
