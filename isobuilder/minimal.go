@@ -357,7 +357,7 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir)
+	tmp, err := createTemp(dir, privateMode)
 	if err != nil {
 		return nil, fmt.Errorf("creating the minimal ISO: %w", err)
 	}
@@ -426,7 +426,7 @@ func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (com
 		}
 		return nil, nil, fmt.Errorf("writing %s: it is not a regular file", dest)
 	}
-	tmp, err := createTemp(filepath.Dir(dest))
+	tmp, err := createTemp(filepath.Dir(dest), publicMode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
 	}

@@ -155,7 +155,7 @@ func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) (written [
 // extractOne copies f to a temporary file beside dest, syncs it and renames it to dest
 // unless dest exists.
 func (l *LiveISO) extractOne(ctx context.Context, f PXEFile, dest string) (err error) {
-	tmp, err := createTemp(filepath.Dir(dest))
+	tmp, err := createTemp(filepath.Dir(dest), publicMode)
 	if err != nil {
 		return fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
 	}

@@ -53,7 +53,7 @@ func (l *LiveISO) Rebuild(ctx context.Context, dir string, opts RebuildOptions) 
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir)
+	tmp, err := createTemp(dir, privateMode)
 	if err != nil {
 		return nil, fmt.Errorf("creating the rebuilt ISO: %w", err)
 	}

@@ -35,15 +35,16 @@ func (img *Image) WriteTo(w io.Writer) (int64, error) {
 }
 
 // WriteFile writes img to dest atomically: a temporary ".sno-iso-*" file in dest's directory
-// receives the bytes and is synced, then renamed into place. Without opts.Force an existing
-// dest is refused (the error wraps fs.ErrExist), also when it appears during the write. A dest
-// that is the base file itself is refused: that is what WriteInPlace is for. On any error or
-// cancellation of ctx the temporary file is removed and dest is untouched.
+// receives the bytes and is synced, then renamed into place; dest is 0600, as an image may
+// carry a config. Without opts.Force an existing dest is refused (the error wraps
+// fs.ErrExist), also when it appears during the write. A dest that is the base file itself is
+// refused: that is what WriteInPlace is for. On any error or cancellation of ctx the
+// temporary file is removed and dest is untouched.
 func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) (err error) {
 	if err := checkDestination(img, dest, opts.Force); err != nil {
 		return err
 	}
-	tmp, err := createTemp(filepath.Dir(dest))
+	tmp, err := createTemp(filepath.Dir(dest), privateMode)
 	if err != nil {
 		return fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
 	}
@@ -116,15 +117,30 @@ func existsError(dest string) error {
 	return fmt.Errorf("writing %s: %w; use --force to replace it", dest, fs.ErrExist)
 }
 
-// createTemp creates a new hidden file in dir. Unlike os.CreateTemp it asks for mode 0666, so
-// the output gets the permissions the umask gives any new file rather than 0600.
-func createTemp(dir string) (*os.File, error) {
+// The modes of new files: an image may carry a config, which holds the cluster's private
+// keys, so it is the owner's only whatever the umask; a stock file (the rootfs, the kernel)
+// gets what the umask gives any new file.
+const (
+	privateMode fs.FileMode = 0o600
+	publicMode  fs.FileMode = 0o666
+)
+
+// createTemp creates a new hidden file in dir. A private file is made 0600 explicitly, so
+// neither a permissive umask nor a default ACL opens it.
+func createTemp(dir string, mode fs.FileMode) (*os.File, error) {
 	for range 100 {
 		name := filepath.Join(dir, ".sno-iso-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
+		if err == nil && mode == privateMode {
+			if err = f.Chmod(privateMode); err != nil {
+				f.Close()
+				os.Remove(name)
+			}
+		}
+		return f, err
 	}
 	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
 }
