@@ -147,7 +147,7 @@ func (s *Server) authorize(p string) (string, error) {
 		s.log.Printf("%v; still using the secret read before", problem)
 	}
 	if !secret.accepts(node, token, now) {
-		return "", notFound("not found: each node's media are under its own unguessable path (see sno-iso serve urls)")
+		return "", notFound("not found: each node's media are under its own unguessable path")
 	}
 	return rest, nil
 }

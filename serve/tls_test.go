@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,5 +72,37 @@ func TestTLSConfigErrors(t *testing.T) {
 	}
 	if _, err := TLSConfig(filepath.Join(dir, "none"), keyFile); err == nil {
 		t.Error("a missing certificate was accepted")
+	}
+}
+
+// A renewed certificate is served without a restart; a broken renewal leaves the last good
+// one in use.
+func TestTLSCertificateRenewed(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
+	cfg, err := TLSConfig(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := cfg.GetCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed := t.TempDir()
+	newCert, newKey := fixtures.SelfSignedCert(t, renewed)
+	for from, to := range map[string]string{newCert: certFile, newKey: keyFile} {
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := cfg.GetCertificate(nil)
+	if err != nil || bytes.Equal(second.Certificate[0], first.Certificate[0]) {
+		t.Fatalf("after renewal: the same certificate, or %v", err)
+	}
+	if err := os.WriteFile(keyFile, []byte("broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if third, err := cfg.GetCertificate(nil); err != nil || !bytes.Equal(third.Certificate[0], second.Certificate[0]) {
+		t.Errorf("after a broken renewal: %v, want the last good certificate", err)
 	}
 }
