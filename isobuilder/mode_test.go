@@ -12,8 +12,8 @@ import (
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
-// Under the most permissive umask, an image (which may carry a config) is written 0600,
-// replacing an existing file included; the stock rootfs and PXE files keep the umask's mode.
+// Under the most permissive umask, an image written as a secret is 0600, replacing an
+// existing file included; the stock rootfs and PXE files keep the umask's mode.
 func TestOutputModesUnderPermissiveUmask(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
@@ -37,18 +37,19 @@ func TestOutputModesUnderPermissiveUmask(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []func() error{
-		func() error { return WriteFile(ctx, img, iso, WriteOptions{}) },
-		func() error { return WriteFile(ctx, img, replaced, WriteOptions{Force: true}) },
+		func() error { return WriteFile(ctx, img, iso, WriteOptions{Perm: SecretPerm}) },
+		func() error { return WriteFile(ctx, img, replaced, WriteOptions{Force: true, Perm: SecretPerm}) },
 	} {
 		if err := w(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	commit, _, err := l.WriteRootfs(ctx, filepath.Join(dir, "rootfs.img"), false)
-	if err != nil {
+	stage := NewStage(false)
+	defer stage.Abort()
+	if err := l.WriteRootfs(ctx, stage, filepath.Join(dir, "rootfs.img")); err != nil {
 		t.Fatal(err)
 	}
-	if err := commit(); err != nil {
+	if err := stage.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	extracted, err := l.ExtractPXE(ctx, dir, "pxe-")

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // tokenInput separates the tokens' HMAC inputs from any other use of the key.
@@ -51,20 +54,21 @@ type URLs struct {
 	Rootfs     string // the root file system, the same for every node and open to all
 }
 
-// NodeURLs returns node's URLs under baseURL (an http(s) URL, or "" for paths only) as a
-// server with secret publishes them; a nil secret gives the plain URLs of an open server.
-func NodeURLs(baseURL string, secret *Secret, node string) URLs {
+// NodeURLs returns the URLs of the node called name under baseURL (an http(s) URL, or "" for
+// paths only) as a server with secret publishes them; a nil secret gives the plain URLs of an
+// open server.
+func NodeURLs(baseURL string, secret *Secret, name string) URLs {
 	base := strings.TrimRight(baseURL, "/")
 	prefix := base + "/"
 	if secret != nil {
-		prefix += Token(secret.Key, node) + "/"
+		prefix += Token(secret.Key, name) + "/"
 	}
 	return URLs{
-		ISO:        prefix + node + ".iso",
-		MinimalISO: prefix + node + minimalSuffix + ".iso",
-		BootIPXE:   prefix + node + "/" + ipxeName,
-		PXEDir:     prefix + node,
-		Rootfs:     base + "/" + rootfsName,
+		ISO:        prefix + name + ".iso",
+		MinimalISO: prefix + name + minimalSuffix + ".iso",
+		BootIPXE:   prefix + name + "/" + node.IPXEConfig,
+		PXEDir:     prefix + name,
+		Rootfs:     base + "/" + isobuilder.PXERootfs,
 	}
 }
 
@@ -164,6 +168,16 @@ func (s *Server) publishedSecret() *Secret {
 	}
 	secret, _ := s.secret.current(time.Now())
 	return secret
+}
+
+// servedPath is the path r stands for, without its token: the fetch log's key.
+func (s *Server) servedPath(r *http.Request) string {
+	if s.secret != nil {
+		if _, _, rest := capabilityPath(r.URL.Path); rest != "" {
+			return rest
+		}
+	}
+	return r.URL.Path
 }
 
 // loggedURI is the request URI with the token replaced, for the access log: a log must not

@@ -63,7 +63,7 @@ func TestSecretSharedByRestartsAndReplicas(t *testing.T) {
 	if !strings.Contains(h.log.String(), "created the secret") {
 		t.Errorf("the log does not say the secret was created:\n%s", h.log.String())
 	}
-	replica, err := New(Config{ISO: h.iso, NodesDir: h.nodes, Prepare: h.srv.cfg.Prepare})
+	replica, err := newServer(Config{ISO: h.iso, NodesDir: h.nodes}, h.srv.prepare)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestTokensNeverLogged(t *testing.T) {
 
 // --open serves plain URLs, writes no secret and shows the URLs to everyone.
 func TestOpen(t *testing.T) {
-	h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) { c.Open = true })
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.Open = true })
 	if resp, body := h.doRaw(http.MethodGet, "/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
 		t.Errorf("GET /a.iso on an open server: %d", resp.StatusCode)
 	}
@@ -175,7 +175,7 @@ func TestOpen(t *testing.T) {
 
 // The index lists every node and its state to all, and the URLs only to this machine.
 func TestIndexShowsURLsToLoopbackOnly(t *testing.T) {
-	h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) { c.BaseURL = "http://192.0.2.1:8080" })
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.BaseURL = "http://192.0.2.1:8080" })
 	token := Token(h.srv.publishedSecret().Key, "a")
 	h.get("/a.iso")
 	remote := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -183,7 +183,9 @@ func TestIndexShowsURLsToLoopbackOnly(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.srv.ServeHTTP(rec, remote)
 	page := rec.Body.String()
-	if rec.Code != 200 || strings.Contains(page, token) || !strings.Contains(page, "<td>a</td>") || !strings.Contains(page, "ready") || !strings.Contains(page, "sno-iso serve urls") {
+	// Who fetched a.iso is shown to all, by the path the token stands for.
+	if rec.Code != 200 || strings.Contains(page, token) || !strings.Contains(page, "<td>a</td>") || !strings.Contains(page, "ready") ||
+		!strings.Contains(page, "sno-iso serve urls") || !strings.Contains(page, "a.iso by 127.0.0.1") {
 		t.Errorf("the index for a remote client:\n%s", page)
 	}
 	if _, body := h.get("/"); !strings.Contains(string(body), "http://192.0.2.1:8080/"+token+"/a.iso") {
@@ -228,7 +230,7 @@ func TestRotation(t *testing.T) {
 // period; without one they end at once.
 func TestSecretReplacedByHand(t *testing.T) {
 	for _, grace := range []time.Duration{0, time.Hour} {
-		h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) { c.RotationGrace = grace })
+		h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.RotationGrace = grace })
 		oldPath := h.path("/a.iso")
 		fresh, _ := NewSecret()
 		writeTestSecret(t, filepath.Join(h.nodes, SecretFileName), fresh)
@@ -263,14 +265,14 @@ func TestSecretBrokenWhileServing(t *testing.T) {
 // error, never created.
 func TestSecretFileIsOnlyRead(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "secret")
-	_, err := New(Config{ISO: fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), NodesDir: t.TempDir(), Prepare: testPrepare(nil), SecretFile: missing})
+	_, err := New(Config{ISO: fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), NodesDir: t.TempDir(), SecretFile: missing})
 	if !errors.Is(err, ErrNoSecret) {
 		t.Errorf("New with a missing secret file: %v, want ErrNoSecret", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the given secret file was created: %v", err)
 	}
-	h := newHarness(t, "", map[string]string{"sno": configA}, func(c *Config) { c.SecretFile = testSecretFile })
+	h := newHarness(t, "", map[string]string{"sno": configA}, func(c *testSetup) { c.SecretFile = testSecretFile })
 	if resp, _ := h.doRaw(http.MethodGet, "/9O8eFBoGwGZ0VHBqvfRSTA/sno.iso"); resp.StatusCode != 200 {
 		t.Errorf("the URL of the given secret: %d", resp.StatusCode)
 	}

@@ -21,7 +21,7 @@ import (
 // Content-Range says.
 func FuzzRequest(f *testing.F) {
 	// The committed secret makes the corpus's tokens right: a's is 3mSa3tC7bIgncTs34ttb8g.
-	h := newHarness(f, "", map[string]string{"a": configA}, func(c *Config) {
+	h := newHarness(f, "", map[string]string{"a": configA}, func(c *testSetup) {
 		c.BaseURL = "http://192.0.2.1"
 		c.SecretFile = testSecretFile
 	})

@@ -16,15 +16,16 @@ var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.img">{{.Base}}/rootfs.img</a></p>
 {{if .ListErr}}<p><strong>Cannot list the nodes: {{.ListErr}}</strong></p>{{end}}
 <table>
-<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th></tr>
+<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
 {{range .Nodes}}{{$name := .Name}}<tr><td>{{.Name}}</td>
 {{with .URLs}}<td><a href="{{.ISO}}">{{.ISO}}</a></td>
 <td><a href="{{.MinimalISO}}">{{$name}}-minimal.iso</a></td>
 <td><a href="{{.BootIPXE}}">{{.BootIPXE}}</a></td>
 <td><a href="{{.PXEDir}}/vmlinuz">vmlinuz</a>, <a href="{{.PXEDir}}/initrd.img">initrd.img</a></td>
 {{else}}<td colspan="4">shown only on this machine: <code>sno-iso serve urls</code> prints them</td>
-{{end}}<td>{{.State}}</td></tr>
-{{else}}<tr><td colspan="6">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
+{{end}}<td>{{.State}}</td>
+<td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td></tr>
+{{else}}<tr><td colspan="7">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
 {{end}}</table>
 {{if .Skipped}}<h2>Not served</h2><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body></html>
@@ -33,6 +34,8 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 type indexNode struct {
 	Name, State string
 	URLs        *URLs // nil when the client may not see them
+	// Fetched says who downloaded the node's ISOs (a BMC's virtual CD), without the token.
+	Fetched []string
 }
 
 // serveIndex lists the nodes and their state, with the state of those already prepared:
@@ -49,7 +52,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		ListErr                       error
 		Nodes                         []indexNode
 		Skipped                       []string
-	}{ISO: s.cfg.ISO, VolumeID: iso.iso.Volume.VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
+	}{ISO: s.cfg.ISO, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
 	for _, name := range l.nodes {
 		state := "not requested yet"
 		s.mu.Lock()
@@ -67,6 +70,11 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		if s.secret == nil || fromLoopback(r) {
 			urls := NodeURLs(base, s.publishedSecret(), name)
 			n.URLs = &urls
+		}
+		for _, iso := range []string{"/" + name + ".iso", "/" + name + minimalSuffix + ".iso"} {
+			if f := s.fetches.describe(iso); f != "" {
+				n.Fetched = append(n.Fetched, f)
+			}
 		}
 		data.Nodes = append(data.Nodes, n)
 	}

@@ -8,10 +8,14 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // Run with the most permissive umask, the commands still write every file that carries a
-// config 0600: ISOs, a PXE set's files, a wrapped config, extracted keyfiles.
+// config 0600: ISOs, a PXE set's initramfs and boot configurations (they name --base-url,
+// which may be a capability URL), a wrapped config, extracted keyfiles. The kernel and rootfs
+// copied from the ISO get the umask's mode.
 func TestConfigOutputsArePrivate(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
@@ -21,32 +25,37 @@ func TestConfigOutputsArePrivate(t *testing.T) {
 	src := keyfileDir(t)
 	full, minimal, pxe, wrapped, net, keyfiles := filepath.Join(work, "sno.iso"), filepath.Join(work, "minimal.iso"),
 		filepath.Join(work, "pxe"), filepath.Join(work, "config.img"), filepath.Join(work, "net.iso"), filepath.Join(work, "keyfiles")
-	cfg := writeFile(t, filepath.Join(work, nodeConfig), serveSnoYAML)
+	cfg := writeFile(t, filepath.Join(work, node.DirConfig), serveSnoYAML)
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", full)
 	mustSno(t, nil, "build", "--minimal", "--rootfs-url", "http://192.0.2.1/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", minimal)
 	mustSno(t, nil, "pxe", "build", "--iso", pxeISO, "--ignition", ign, "--config", cfg, "-o", pxe)
 	mustSno(t, nil, "pxe", "ignition", "wrap", "-i", ign, "-o", wrapped)
 	mustSno(t, nil, "network", "embed", "-k", filepath.Join(src, "a.nmconnection"), "-o", net, iso)
 	mustSno(t, nil, "network", "extract", "-C", keyfiles, net)
-	private := []string{full, minimal, wrapped, net, filepath.Join(keyfiles, "a.nmconnection")}
+	want := map[string]fs.FileMode{full: 0o600, minimal: 0o600, wrapped: 0o600, net: 0o600, filepath.Join(keyfiles, "a.nmconnection"): 0o600}
+	pxeFiles := 0
 	if err := filepath.WalkDir(pxe, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			private = append(private, p)
+			pxeFiles++
+			want[p] = 0o600
+			if name := d.Name(); name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
+				want[p] = 0o666
+			}
 		}
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range private {
+	for p, mode := range want {
 		info, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Mode().Perm() != 0o600 {
-			t.Errorf("%s has mode %v, want 0600", p, info.Mode().Perm())
+		if info.Mode().Perm() != mode {
+			t.Errorf("%s has mode %v, want %v", p, info.Mode().Perm(), mode)
 		}
 	}
-	if len(private) < 9 {
-		t.Errorf("pxe build wrote %d files", len(private)-5)
+	if pxeFiles < 4 {
+		t.Errorf("pxe build wrote %d files", pxeFiles)
 	}
 }

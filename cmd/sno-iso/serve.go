@@ -1,32 +1,21 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
-)
-
-// The files of a node directory for serve.
-const (
-	nodeIgnition = "bootstrap-in-place-for-live-iso.ign"
-	nodeConfig   = "sno.yaml"
 )
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve each node's customized ISO, minimal ISO and PXE files over HTTP, composed from the pristine ISO without copying it",
-		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + nodeIgnition + " and, optionally,\n" +
-			"DIR/NODE/" + nodeConfig + " (paths in it are relative to it). The media carry the cluster's private\n" +
+		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and, optionally,\n" +
+			"DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The media carry the cluster's private\n" +
 			"keys, so each node's are published under an unguessable TOKEN derived from a secret (--secret-file,\n" +
 			"or DIR/" + serve.SecretFileName + ", created 0600 on first start); `sno-iso serve urls` prints them:\n" +
 			"  /TOKEN/NODE.iso          what `sno-iso build` writes for the node\n" +
@@ -38,9 +27,8 @@ func serveCommand() *cli.Command {
 			"A node is prepared on its first request and again when its files change; the ISO is parsed\n" +
 			"once, and again if the file changes. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
 			"progress finish for up to 30 seconds.",
-		Flags: []cli.Flag{
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means all interfaces, with a warning)"},
-			&cli.StringFlag{Name: "iso", Usage: "the pristine RHCOS live `ISO` (required)"},
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
@@ -49,8 +37,8 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "open", Usage: "publish plain URLs (/NODE.iso) that anyone who can reach the server can guess, instead of capability URLs"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with the PEM certificate `FILE` (self-signed is fine for BMCs); needs --tls-key"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
-		},
-		Action:      serveNodes,
+		),
+		Action:      withLiveISO(serveNodes),
 		Subcommands: []*cli.Command{serveURLsCommand(), rotateSecretCommand()},
 	}
 }
@@ -62,10 +50,8 @@ func serveNodes(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usagef("unknown command %q; serve takes no arguments: the ISO goes in --iso and the nodes directory in --nodes (see --help)", c.Args().First())
 	}
-	for _, name := range []string{"iso", "nodes"} {
-		if !c.IsSet(name) {
-			return usagef("%s needs --%s (see --help)", c.Command.HelpName, name)
-		}
+	if !c.IsSet("nodes") {
+		return usagef("%s needs --nodes (see --help)", c.Command.HelpName)
 	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
@@ -89,12 +75,9 @@ func serveNodes(c *cli.Context) error {
 	if baseURL == "" {
 		baseURL = listenURL(ln.Addr(), tlsConfig != nil)
 	}
-	isoPath := c.String("iso")
 	srv, err := serve.New(serve.Config{
-		ISO:           isoPath,
+		ISO:           c.String("iso"),
 		NodesDir:      c.String("nodes"),
-		Prepare:       prepareServedNode(isoPath),
-		Minimal:       minimalMedia,
 		BaseURL:       baseURL,
 		MaxConcurrent: c.Int("max-concurrent"),
 		Log:           c.App.ErrWriter,
@@ -131,38 +114,4 @@ func listenURL(addr net.Addr, tls bool) string {
 		return ""
 	}
 	return schemeOf(tls) + tcp.String()
-}
-
-// prepareServedNode prepares a node directory exactly as `build --ignition DIR/NODE/` +
-// nodeIgnition + ` --config DIR/NODE/sno.yaml` (without --config when there is none) and
-// `pxe build` with the same flags would.
-func prepareServedNode(isoPath string) serve.PrepareFunc {
-	return func(dir string) (*serve.Node, []string, error) {
-		in := nodeInputs{IgnitionPath: filepath.Join(dir, nodeIgnition), ConfigPath: filepath.Join(dir, nodeConfig)}
-		inputs := []string{in.IgnitionPath, in.ConfigPath}
-		if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
-			in.ConfigPath = ""
-		} else if cfg, err := coreos.LoadConfig(in.ConfigPath); err == nil {
-			inputs = append(append(inputs, cfg.NetworkKeyfiles...), cfg.Customizations...)
-		}
-		p, err := in.prepare()
-		if err != nil {
-			return nil, inputs, err
-		}
-		return &serve.Node{
-			Image: func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
-				return p.image(iso, isoPath)
-			},
-			Payload: p.Payload,
-			BootIPXE: func(iso *isobuilder.LiveISO, baseURL string) ([]byte, error) {
-				kargs, err := pxeKargs(iso, p.LiveKargs)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", isoPath, err)
-				}
-				return bootLayout{BaseURL: baseURL, Kargs: kargs}.ipxe(), nil
-			},
-			RootfsURL: p.Output.RootfsURL,
-			Warnings:  p.Warnings,
-		}, inputs, nil
-	}
 }

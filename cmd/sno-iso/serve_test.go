@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 )
 
@@ -151,7 +152,7 @@ func serveNodeDir(t *testing.T, nodes, name, snoYAML string) (ign, cfg string) {
 		t.Fatal(err)
 	}
 	ign = bipConfig(t, dir, 150000)
-	cfg = writeFile(t, filepath.Join(dir, nodeConfig), snoYAML)
+	cfg = writeFile(t, filepath.Join(dir, node.DirConfig), snoYAML)
 	return ign, cfg
 }
 
@@ -201,7 +202,7 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	ign, cfg := serveNodeDir(t, nodes, "sno", serveSnoYAML)
 	// A broken node next to it: a clear error for it, the others unaffected.
 	os.Mkdir(filepath.Join(nodes, "broken"), 0o755)
-	writeFile(t, filepath.Join(nodes, "broken", nodeIgnition), `{"ignition":{"version":"3.2.0"`)
+	writeFile(t, filepath.Join(nodes, "broken", node.DirIgnition), `{"ignition":{"version":"3.2.0"`)
 	s := startServe(t, "--iso", iso, "--nodes", nodes)
 	pxeDir := s.urls(t, nodes, "sno")["pxe-dir"]
 
@@ -216,7 +217,7 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 		t.Errorf("/rootfs.img has SHA-256 %s, pxe build wrote %s", got, want)
 	}
 	resp, body := s.get(t, s.urls(t, nodes, "broken")["iso"])
-	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", nodeIgnition)) {
+	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", node.DirIgnition)) {
 		t.Errorf("GET /broken.iso: %d %q, want 500 naming the file", resp.StatusCode, body)
 	}
 	s.stop(t)

@@ -1,13 +1,20 @@
 package isobuilder
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/embed"
+	"github.com/sno-iso/sno-iso/initrd"
 )
 
 // sparseISO is an ISO image described by a few sector patches over zeros, so that fuzz inputs
@@ -174,4 +181,141 @@ func readFuzzSeed(t *testing.T, name string) []byte {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return []byte(data)
+}
+
+// FuzzInspectInitramfs: any input is either accepted as a live initramfs or refused with an
+// error; never a panic.
+func FuzzInspectInitramfs(f *testing.F) {
+	stock := stockInitramfs(f, `{"live-initrd-network": true}`)
+	f.Add(stock)
+	f.Add(append(slices.Clone(stock), mustPack(f, initrd.Files{initrd.IgnitionPath: []byte("{}")})...))
+	f.Add(mustPack(f, initrd.Files{initrd.IgnitionPath: nil}))
+	f.Add([]byte("initrd data\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := InspectInitramfs(bytes.NewReader(b)); err != nil {
+			return
+		}
+		// Accepted: the stamp is there and no customization, whatever the paths look like.
+		files, err := initrd.Read(bytes.NewReader(b), initrd.ReadOptions{MaxSize: MaxInitramfsSize})
+		if err != nil {
+			t.Fatalf("accepted an initramfs that does not read back: %v", err)
+		}
+		stamped := false
+		for name := range files {
+			p := unpackedPath(name)
+			stamped = stamped || p == LiveInitramfsStamp
+			if p == initrd.IgnitionPath || initrd.IsNetworkFile(p) {
+				t.Fatalf("accepted an initramfs holding %s", name)
+			}
+		}
+		if !stamped {
+			t.Fatal("accepted an initramfs without the stamp")
+		}
+	})
+}
+
+func FuzzUnpackMinimal(f *testing.F) {
+	full := make([]byte, 64*SectorSize)
+	for i := range full {
+		full[i] = byte(i * 7)
+	}
+	minimal := slices.Concat(make([]byte, 3*SectorSize), full[5*SectorSize:5*SectorSize+100], make([]byte, 500))
+	var packed bytes.Buffer
+	if _, err := compressMinimal(bytes.NewReader(minimal), int64(len(minimal)),
+		[]embed.MinisoEntry{{Minimal: 3, Full: 5, Length: 100}}, &packed); err != nil {
+		f.Fatal(err)
+	}
+	m := &embed.Miniso{Entries: []embed.MinisoEntry{{Minimal: 3, Full: 5, Length: 100}}, XZPacked: packed.Bytes(),
+		Digest: sha256.Sum256(minimal)}
+	if err := UnpackMinimal(bytes.NewReader(full), int64(len(full)), m, io.Discard); err != nil {
+		f.Fatalf("the seed does not unpack: %v", err)
+	}
+	seed, err := m.Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, dat []byte) {
+		m, err := embed.DecodeMiniso(dat)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := UnpackMinimal(bytes.NewReader(full), int64(len(full)), m, &out); err == nil {
+			if sha256.Sum256(out.Bytes()) != m.Digest {
+				t.Fatal("UnpackMinimal succeeded but the output does not have the recorded digest")
+			}
+		}
+	})
+}
+
+func FuzzParseBootCatalog(f *testing.F) {
+	seed := make([]byte, SectorSize)
+	seed[0], seed[30], seed[31] = 1, 0x55, 0xaa
+	seed[32], seed[38], seed[40] = 0x88, 4, 45 // BIOS default entry: 4 sectors at LBA 45
+	copy(seed[64:], []byte{0x91, 0xef, 1, 0})  // last section: UEFI, one entry
+	seed[96], seed[102], seed[104] = 0x88, 4, 64
+	f.Add(seed[:128])
+	f.Fuzz(func(t *testing.T, in []byte) {
+		sector := make([]byte, SectorSize)
+		copy(sector, in)
+		entries, err := parseBootCatalog(sector)
+		if err == nil && len(entries) > (SectorSize-32)/32 {
+			t.Fatalf("%d entries from one sector", len(entries))
+		}
+	})
+}
+
+// FuzzRelayout moves the MBR and GPT of a hostile system area: it must fail cleanly or
+// produce GPT headers with valid checksums.
+func FuzzRelayout(f *testing.F) {
+	sys := make([]byte, 32768)
+	sys[510], sys[511] = 0x55, 0xaa
+	binary.LittleEndian.PutUint32(sys[mbrBootFilePtr:], 100*4)
+	p := sys[mbrPartitionTable:]
+	p[0] = 0x80
+	binary.LittleEndian.PutUint32(p[12:], 2048)
+	p[16+4] = 0xef
+	binary.LittleEndian.PutUint32(p[16+8:], 200*4)
+	binary.LittleEndian.PutUint32(p[16+12:], 4)
+	h := sys[512:]
+	copy(h, "EFI PART")
+	binary.LittleEndian.PutUint32(h[12:], 92)
+	binary.LittleEndian.PutUint64(h[24:], 1)
+	binary.LittleEndian.PutUint64(h[32:], 2047)
+	binary.LittleEndian.PutUint64(h[40:], 34)
+	binary.LittleEndian.PutUint64(h[48:], 2014)
+	binary.LittleEndian.PutUint64(h[72:], 2)
+	binary.LittleEndian.PutUint32(h[80:], 128)
+	binary.LittleEndian.PutUint32(h[84:], 128)
+	e := sys[1024:]
+	e[0] = 1
+	binary.LittleEndian.PutUint64(e[40:], 1447)
+	f.Add(sys[:1152])
+	f.Fuzz(func(t *testing.T, head []byte) {
+		sys := make([]byte, 32768)
+		copy(sys, head)
+		r := &relayout{moved: []movedExtent{{old: 100 * SectorSize, length: 38912, new: 50 * SectorSize, newLength: 38912},
+			{old: 200 * SectorSize, length: 2048, new: 60 * SectorSize, newLength: 2048}},
+			oldFile: 2048, newFile: 4096, oldVol: 1448, newVol: 800, oldBackup: 2047, newBackup: 4095, oldLastUsable: 2014, newLastUsable: 4062}
+		_ = r.mbr(sys)
+		g, err := parseGPT(sys)
+		if err != nil {
+			return
+		}
+		out, err := os.Create(filepath.Join(t.TempDir(), "out.img"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		if err := r.gpt(g, sys, out); err != nil {
+			return
+		}
+		hdr := append([]byte(nil), g.header...)
+		want := binary.LittleEndian.Uint32(hdr[16:])
+		clear(hdr[16:20])
+		if crc32.ChecksumIEEE(hdr) != want {
+			t.Fatal("the primary GPT header checksum is wrong")
+		}
+	})
 }
