@@ -102,7 +102,7 @@ func kargsFromJSON(iso ISO, raw []byte) (*Kargs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("coreos/kargs.json names %s: %w", f.Path, err)
 		}
-		if f.Offset < 0 || f.Offset+int64(j.Size) > fileLen {
+		if f.Offset < 0 || f.Offset > fileLen-int64(j.Size) { // never Offset+Size: it may overflow
 			return nil, fmt.Errorf("coreos/kargs.json: area at offset %d of %s runs past its end (%d bytes); corrupt ISO?", f.Offset, f.Path, fileLen)
 		}
 		pad, err := oneChar(f.Pad, defaultPad, "pad", f.Path)
