@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/sno-iso/sno-iso/embed"
@@ -28,17 +29,21 @@ var minisoXZConfig = xz.WriterConfig{CheckSum: xz.CRC64, DictCap: 8 << 20}
 
 // UnpackMinimal reconstructs the minimal ISO recorded in full's miniso.dat and writes it to w:
 // the bytes between files come from m's xz stream, each file's bytes from the full ISO. Memory
-// does not depend on the ISO size. The SHA-256 of what was written is checked against m's
-// digest only at the end, so on error w holds a partial or wrong image and must be discarded.
+// does not depend on the ISO size, and no more than the minimal ISO's declared size (its
+// files plus what the xz index says the stream holds, at most fullSize) is ever written. The
+// SHA-256 of what was written is checked against m's digest only at the end, so on error w
+// holds a partial or wrong image and must be discarded.
 func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Writer) error {
-	if err := checkXZDictionaries(m.XZPacked); err != nil {
+	packedSize, err := checkXZDictionaries(m.XZPacked)
+	if err != nil {
 		return fmt.Errorf("miniso.dat: %w", err)
 	}
 	packed, err := xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(m.XZPacked))
 	if err != nil {
 		return fmt.Errorf("miniso.dat: xz stream: %w", err)
 	}
-	if err := checkMinisoTable(m.Entries, fullSize); err != nil {
+	size, err := checkMinisoTable(m.Entries, packedSize, fullSize)
+	if err != nil {
 		return fmt.Errorf("miniso.dat: %w", err)
 	}
 	digest := sha256.New()
@@ -60,8 +65,15 @@ func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Write
 		}
 		pos = start + length
 	}
-	if _, err := io.Copy(out, packed); err != nil {
-		return fail(packedStreamError(err, pos, "after the last file"))
+	if n, err := io.CopyN(out, packed, size-pos); err != nil {
+		return fail(packedStreamError(err, pos+n, "after the last file"))
+	}
+	// Reading past the declared end lets the xz reader check its index and checksum.
+	if n, err := packed.Read(make([]byte, 1)); n > 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			err = errors.New("the stream holds more than its index declares")
+		}
+		return packedStreamError(err, size, "at the declared end of the minimal ISO")
 	}
 	if found := digest.Sum(nil); !bytes.Equal(found, m.Digest[:]) {
 		return fmt.Errorf("wrong final digest: expected %x, found %x", m.Digest[:], found)
@@ -70,22 +82,35 @@ func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Write
 }
 
 // checkMinisoTable checks, before anything is written, that every file starts after the
-// previous one ends in the minimal ISO and lies inside the full ISO.
-func checkMinisoTable(entries []embed.MinisoEntry, fullSize int64) error {
+// previous one ends in the minimal ISO and lies inside the full ISO, and returns the minimal
+// ISO's size: its files plus the packedSize bytes between them. A minimal ISO is the full one
+// without its root file system, so a size beyond fullSize is corruption (or a bomb).
+func checkMinisoTable(entries []embed.MinisoEntry, packedSize uint64, fullSize int64) (int64, error) {
+	if packedSize > uint64(fullSize) {
+		return 0, fmt.Errorf("the xz stream declares %d bytes, more than the %d-byte full ISO", packedSize, fullSize)
+	}
+	size := int64(packedSize)
 	var end int64
 	for i, e := range entries {
 		start, src, length := int64(e.Minimal)*SectorSize, int64(e.Full)*SectorSize, int64(e.Length)
 		if start < end {
-			return fmt.Errorf("entry %d starts at minimal ISO offset %d, inside the previous file, which ends at %d",
+			return 0, fmt.Errorf("entry %d starts at minimal ISO offset %d, inside the previous file, which ends at %d",
 				i, start, end)
 		}
 		if src+length > fullSize {
-			return fmt.Errorf("entry %d: %d bytes at full ISO offset %d run past the end of the %d-byte full ISO",
+			return 0, fmt.Errorf("entry %d: %d bytes at full ISO offset %d run past the end of the %d-byte full ISO",
 				i, length, src, fullSize)
 		}
 		end = start + length
+		// Both terms are at most fullSize here, so the sum cannot overflow.
+		if size += length; size > fullSize {
+			return 0, fmt.Errorf("the table and xz stream declare a minimal ISO of more than the %d-byte full ISO (at entry %d)", fullSize, i)
+		}
 	}
-	return nil
+	if end > size {
+		return 0, fmt.Errorf("the last file ends at minimal ISO offset %d, past the %d bytes the table and xz stream declare", end, size)
+	}
+	return size, nil
 }
 
 func packedStreamError(err error, offset int64, where string) error {
@@ -255,49 +280,53 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 }
 
 // checkXZDictionaries refuses an xz stream whose blocks ask for an LZMA2 dictionary larger
-// than minisoDictLimit. It finds the blocks through the index at the end of the stream, which
-// must be a single stream with nothing after it, as the xz reader requires.
-func checkXZDictionaries(s []byte) error {
+// than minisoDictLimit, and returns the uncompressed size its index declares. It finds the
+// blocks through the index at the end of the stream, which must be a single stream with
+// nothing after it, as the xz reader requires.
+func checkXZDictionaries(s []byte) (uint64, error) {
 	const headerLen, footerLen = 12, 12
 	if len(s) < headerLen+footerLen {
-		return fmt.Errorf("xz stream is only %d bytes", len(s))
+		return 0, fmt.Errorf("xz stream is only %d bytes", len(s))
 	}
 	footer := s[len(s)-footerLen:]
 	if string(footer[10:]) != "YZ" {
-		return errors.New("xz stream does not end with an xz footer")
+		return 0, errors.New("xz stream does not end with an xz footer")
 	}
 	indexEnd := len(s) - footerLen
 	indexStart := int64(indexEnd) - (int64(binary.LittleEndian.Uint32(footer[4:8]))+1)*4
 	if indexStart < headerLen || s[indexStart] != 0 {
-		return errors.New("xz stream footer does not point at an index")
+		return 0, errors.New("xz stream footer does not point at an index")
 	}
 	index := s[indexStart+1 : indexEnd]
 	count, index, err := xzUvarint(index)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	blockStart := uint64(headerLen)
+	blockStart, total := uint64(headerLen), uint64(0)
 	for i := uint64(0); i < count; i++ {
-		var unpadded uint64
+		var unpadded, uncompressed uint64
 		if unpadded, index, err = xzUvarint(index); err != nil {
-			return err
+			return 0, err
 		}
-		if _, index, err = xzUvarint(index); err != nil {
-			return err
+		if uncompressed, index, err = xzUvarint(index); err != nil {
+			return 0, err
+		}
+		if total += uncompressed; total < uncompressed {
+			return 0, fmt.Errorf("xz index: the block sizes add up to more than %d bytes", uint64(math.MaxUint64))
 		}
 		if unpadded > uint64(len(s)) || blockStart >= uint64(indexStart) {
-			return fmt.Errorf("xz block %d lies past the index", i)
+			return 0, fmt.Errorf("xz block %d lies past the index", i)
 		}
 		dict, err := xzBlockDictionary(s[blockStart:indexStart])
 		if err != nil {
-			return fmt.Errorf("xz block %d: %w", i, err)
+			return 0, fmt.Errorf("xz block %d: %w", i, err)
 		}
 		if dict > minisoDictLimit {
-			return fmt.Errorf("xz block %d needs a %d-byte dictionary, more than the %d-byte limit", i, dict, minisoDictLimit)
+			return 0, fmt.Errorf("xz block %d needs a %d-byte dictionary, more than the %d-byte limit", i, dict, minisoDictLimit)
 		}
 		blockStart += (unpadded + 3) &^ 3
 	}
-	return nil
+	return total, nil
 }
 
 // xzBlockDictionary returns the LZMA2 dictionary size in the block header at the start of b.
