@@ -73,6 +73,9 @@ func newLiveISO(f *os.File) (*LiveISO, error) {
 	if l.Kargs, err = embed.FindKargs(l); err != nil {
 		return nil, err
 	}
+	if err := l.validateAreas(); err != nil {
+		return nil, err
+	}
 	if l.Features, l.HasFeatures, err = embed.FindFeatures(l); err != nil {
 		return nil, err
 	}

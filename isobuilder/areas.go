@@ -1,0 +1,134 @@
+package isobuilder
+
+import (
+	"fmt"
+
+	"github.com/sno-iso/sno-iso/embed"
+)
+
+// maxIgnitionArea bounds the Ignition area: the stock one is 256 KiB and a grown one holds at
+// most a few MiB of payload; an area naming a whole rootfs would be read into memory.
+const maxIgnitionArea = maxPayloadSize
+
+// AreaError says that an embed area the ISO's metadata names is not a place sno-iso may write:
+// editing there would overwrite the ISO's own structures or another area.
+type AreaError struct {
+	Area           string // e.g. "the Ignition area (coreos/igninfo.json)"
+	Offset, Length int64
+	Problem        string
+}
+
+func (e *AreaError) Error() string {
+	return fmt.Sprintf("%s (%d bytes at byte %d) %s; the ISO is corrupt or was crafted, use a pristine CoreOS live ISO",
+		e.Area, e.Length, e.Offset, e.Problem)
+}
+
+// namedArea is an area with the words that name it in errors.
+type namedArea struct {
+	name string
+	embed.Area
+	writable bool
+}
+
+// validateAreas checks every area found in the ISO's metadata against one rule, so that no
+// command writes outside the areas: each lies inside a regular file's extent that lies inside
+// the image, clear of the system area, the volume descriptors and every directory extent, and
+// writable areas do not overlap each other.
+func (l *LiveISO) validateAreas() error {
+	files, dirs, err := l.extents()
+	if err != nil {
+		return err
+	}
+	areas := l.namedAreas()
+	if l.Ignition.Length > maxIgnitionArea {
+		return &AreaError{Area: areas[0].name, Offset: l.Ignition.Offset, Length: l.Ignition.Length,
+			Problem: fmt.Sprintf("is larger than the %d bytes an Ignition area can need", int64(maxIgnitionArea))}
+	}
+	descriptorsEnd := int64(descriptorLBA+len(l.Volume.Descriptors)+1) * SectorSize
+	for i, a := range areas {
+		problem := ""
+		switch {
+		case a.Length <= 0:
+			problem = "is empty"
+		case a.Offset < descriptorsEnd:
+			problem = fmt.Sprintf("lies in the system area or the volume descriptors (the first %d bytes)", descriptorsEnd)
+		case !insideAny(a.Area, files, l.size):
+			problem = "does not lie inside one regular file of the ISO"
+		}
+		if r, ok := overlapping(a.Area, dirs); problem == "" && ok {
+			problem = fmt.Sprintf("overlaps the directory records at byte %d", r.Offset())
+		}
+		for _, b := range areas[:i] {
+			if problem == "" && a.writable && b.writable && overlaps(a.Area, b.Area) {
+				problem = fmt.Sprintf("overlaps %s (%d bytes at byte %d)", b.name, b.Length, b.Offset)
+			}
+		}
+		if problem != "" {
+			return &AreaError{Area: a.name, Offset: a.Offset, Length: a.Length, Problem: problem}
+		}
+	}
+	return nil
+}
+
+// namedAreas lists the Ignition area first, then the kargs areas, then the area of the legacy
+// coreiso+ header, which nothing writes and which names the Ignition area itself.
+func (l *LiveISO) namedAreas() []namedArea {
+	areas := []namedArea{{name: "the Ignition area (" + l.Ignition.Source + ")", Area: l.Ignition.Area, writable: true}}
+	if l.Kargs != nil {
+		for i, a := range l.Kargs.Areas {
+			areas = append(areas, namedArea{name: fmt.Sprintf("karg area %d (%s)", i+1, l.Kargs.Source), Area: a.Area, writable: true})
+		}
+	}
+	if legacy := l.Ignition.Legacy; legacy != nil {
+		areas = append(areas, namedArea{name: "the area of the coreiso+ header", Area: *legacy})
+	}
+	return areas
+}
+
+// extents walks the volume once and returns its regular files and its non-empty directories.
+func (l *LiveISO) extents() (files, dirs []Record, err error) {
+	err = l.Volume.Walk(func(e WalkEntry) error {
+		switch {
+		case e.Dir && e.Length > 0:
+			dirs = append(dirs, e.Record)
+		case !e.Dir:
+			files = append(files, e.Record)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the ISO's files to check its embed areas: %w", err)
+	}
+	return files, append(dirs, l.Volume.Root), nil
+}
+
+// insideAny reports whether a lies inside the extent of one of files that itself lies inside
+// an image of size bytes. Extents are at most 4 GiB past a 32-bit LBA, so nothing overflows.
+func insideAny(a embed.Area, files []Record, size int64) bool {
+	for _, f := range files {
+		start, end := f.Offset(), f.Offset()+int64(f.Length)
+		if end <= size && a.Offset >= start && a.Length <= end-a.Offset {
+			return true
+		}
+	}
+	return false
+}
+
+// overlapping returns the first of records whose extent shares a byte with a.
+func overlapping(a embed.Area, records []Record) (Record, bool) {
+	for _, r := range records {
+		if overlaps(a, embed.Area{Offset: r.Offset(), Length: int64(r.Length)}) {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// overlaps reports whether two non-empty spans share a byte; lengths are compared with what is
+// left, never added, so that no sum can wrap.
+func overlaps(a, b embed.Area) bool {
+	if a.Offset > b.Offset {
+		a, b = b, a
+	}
+	return b.Length > 0 && a.Length > b.Offset-a.Offset
+}
