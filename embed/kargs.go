@@ -183,25 +183,51 @@ func ParseKargsArea(b []byte, pad, end byte) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// Current reads every area and returns the kargs they hold, which must agree.
-func (k *Kargs) Current(iso ISO) (string, error) {
-	var first string
+// KargsMismatchError says that the karg areas hold different command lines: an edit was
+// interrupted between areas, or made by a tool that missed one. Writing all areas anew cures it.
+type KargsMismatchError struct {
+	Areas []KargsArea
+	Kargs []string // what each area holds
+}
+
+func (e *KargsMismatchError) Error() string {
+	for i := range e.Kargs {
+		if e.Kargs[i] != e.Kargs[0] {
+			return fmt.Sprintf("karg areas disagree: byte %d (%s) has %q but byte %d (%s) has %q",
+				e.Areas[0].Offset, e.Areas[0].File, e.Kargs[0], e.Areas[i].Offset, e.Areas[i].File, e.Kargs[i])
+		}
+	}
+	return "karg areas disagree"
+}
+
+// AreaKargs reads every area and returns the kargs each holds, in the order of k.Areas.
+func (k *Kargs) AreaKargs(iso ISO) ([]string, error) {
+	kargs := make([]string, len(k.Areas))
 	for i, a := range k.Areas {
 		b, err := readSpan(iso, a.Offset, a.Length, "karg area")
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		s, err := ParseKargsArea(b, a.Pad, a.Terminator)
-		if err != nil {
-			return "", fmt.Errorf("karg area at byte %d: %w", a.Offset, err)
-		}
-		if i == 0 {
-			first = s
-		} else if s != first {
-			return "", fmt.Errorf("karg areas disagree: byte %d has %q but byte %d has %q; the ISO was edited by a tool that missed an area, `sno-iso kargs reset` restores the defaults", k.Areas[0].Offset, first, a.Offset, s)
+		if kargs[i], err = ParseKargsArea(b, a.Pad, a.Terminator); err != nil {
+			return nil, fmt.Errorf("karg area at byte %d: %w", a.Offset, err)
 		}
 	}
-	return first, nil
+	return kargs, nil
+}
+
+// Current reads every area and returns the kargs they hold, or a *KargsMismatchError when
+// they do not all agree.
+func (k *Kargs) Current(iso ISO) (string, error) {
+	kargs, err := k.AreaKargs(iso)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range kargs {
+		if s != kargs[0] {
+			return "", &KargsMismatchError{Areas: k.Areas, Kargs: kargs}
+		}
+	}
+	return kargs[0], nil
 }
 
 // Render returns the bytes to write into area a for kargs: the kargs, the end character, then

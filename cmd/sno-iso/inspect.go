@@ -46,6 +46,8 @@ type ignitionAreaReport struct {
 	Members   []member `json:"members"`
 	// LegacyHeader is "matches", "differs" or "" (absent): the pre-2022 coreiso+ header.
 	LegacyHeader string `json:"legacyHeader,omitempty"`
+	// Problem says why the area cannot be decoded (an interrupted edit, say); reset cures it.
+	Problem string `json:"problem,omitempty"`
 }
 
 // installationReport is what the embedded install-to-disk script will do.
@@ -65,12 +67,16 @@ type kargsReport struct {
 	Size    int         `json:"size"`
 	Areas   []kargsArea `json:"areas"`
 	Default string      `json:"default"`
-	Current string      `json:"current"`
+	// Current is empty when the areas disagree; Problem then says so.
+	Current string `json:"current"`
+	Problem string `json:"problem,omitempty"`
 }
 
 type kargsArea struct {
 	File   string `json:"file"`
 	Offset int64  `json:"offset"`
+	// Kargs is what this area holds.
+	Kargs string `json:"kargs"`
 }
 
 type minimalISOReport struct {
@@ -109,13 +115,14 @@ func inspectISO(iso *isobuilder.LiveISO, path string) (*inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := iso.Payload()
-	if err != nil {
-		return nil, err
-	}
 	r.Ignition = ignitionAreaReport{
 		File: area.File, Source: area.Source, Offset: area.Offset, Length: area.Length,
 		BytesUsed: usedBytes(raw), Members: []member{},
+	}
+	// An undecodable area is reported, not fatal: inspecting is how one finds out.
+	files, err := iso.Payload()
+	if err != nil {
+		r.Ignition.Problem = err.Error()
 	}
 	for _, p := range files.Paths() {
 		r.Ignition.Members = append(r.Ignition.Members, member{Path: p, Size: len(files[p])})
@@ -136,13 +143,16 @@ func inspectISO(iso *isobuilder.LiveISO, path string) (*inspection, error) {
 		}
 	}
 	if k := iso.Kargs; k != nil {
-		cur, err := k.Current(iso)
+		areaKargs, err := k.AreaKargs(iso)
 		if err != nil {
 			return nil, err
 		}
-		kr := &kargsReport{Source: k.Source, Size: k.Size, Default: k.Default, Current: cur}
-		for _, a := range k.Areas {
-			kr.Areas = append(kr.Areas, kargsArea{File: a.File, Offset: a.Offset})
+		kr := &kargsReport{Source: k.Source, Size: k.Size, Default: k.Default}
+		for i, a := range k.Areas {
+			kr.Areas = append(kr.Areas, kargsArea{File: a.File, Offset: a.Offset, Kargs: areaKargs[i]})
+		}
+		if kr.Current, err = k.Current(iso); err != nil {
+			kr.Problem = err.Error()
 		}
 		r.Kargs = kr
 	}
@@ -170,6 +180,8 @@ func minimalAvailability(iso *isobuilder.LiveISO, r *inspection, files initrd.Fi
 		return minimalISOReport{Reason: "there is no images/pxeboot/rootfs.img to leave out: this is a minimal ISO already"}
 	}
 	switch {
+	case r.Ignition.Problem != "" || r.Kargs != nil && r.Kargs.Problem != "":
+		return minimalISOReport{Reason: "an embed area is damaged (`sno-iso reset` repairs it)"}
 	case len(files) > 0:
 		return minimalISOReport{Reason: "the Ignition area is not empty (`sno-iso reset` undoes the customizations)"}
 	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:
@@ -192,7 +204,9 @@ func printInspection(w io.Writer, r *inspection) {
 	if a.LegacyHeader != "" {
 		fmt.Fprintf(w, "               legacy coreiso+ header %s\n", a.LegacyHeader)
 	}
-	if len(a.Members) == 0 {
+	if a.Problem != "" {
+		fmt.Fprintf(w, "               DAMAGED: %s; `sno-iso reset` empties it\n", a.Problem)
+	} else if len(a.Members) == 0 {
 		fmt.Fprintf(w, "               empty (pristine)\n")
 	} else {
 		fmt.Fprintf(w, "               %d of %d bytes used (%.1f%%)\n", a.BytesUsed, a.Length, 100*float64(a.BytesUsed)/float64(a.Length))
@@ -216,7 +230,12 @@ func printInspection(w io.Writer, r *inspection) {
 		}
 		fmt.Fprintf(w, "Kernel args:   %d area(s) of %d bytes (%s): %s\n", len(k.Areas), k.Size, k.Source, strings.Join(offs, ", "))
 		fmt.Fprintf(w, "  default:     %s\n", k.Default)
-		if k.Current == k.Default {
+		if k.Problem != "" {
+			fmt.Fprintf(w, "  current:     DAMAGED, the areas disagree (`sno-iso kargs reset` repairs them):\n")
+			for _, ar := range k.Areas {
+				fmt.Fprintf(w, "    %s@%d: %s\n", ar.File, ar.Offset, ar.Kargs)
+			}
+		} else if k.Current == k.Default {
 			fmt.Fprintf(w, "  current:     (default)\n")
 		} else {
 			fmt.Fprintf(w, "  current:     %s\n", k.Current)

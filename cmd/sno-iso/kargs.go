@@ -76,7 +76,7 @@ func kargsShow(c *cli.Context) error {
 	kargs := iso.Kargs.Default
 	if !c.Bool("default") {
 		if kargs, err = iso.CurrentKargs(); err != nil {
-			return err
+			return withKargsAdvice(err)
 		}
 	}
 	_, err = fmt.Fprintln(c.App.Writer, kargs)
@@ -95,7 +95,7 @@ func kargsModify(c *cli.Context) error {
 	defer iso.Close()
 	current, err := iso.CurrentKargs()
 	if err != nil {
-		return err
+		return withKargsAdvice(err)
 	}
 	kargs, err := embed.ModifyKargs(current, appends, deletes, replaces)
 	if err != nil {
@@ -134,7 +134,7 @@ func liveKargsPatches(iso *isobuilder.LiveISO, isoPath string, edits coreos.Live
 		return nil, fmt.Errorf("%s: this OS image does not support customizing live kernel arguments: %w", isoPath, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, withKargsAdvice(err)
 	}
 	kargs, err := embed.ModifyKargs(current, edits.Append, edits.Delete, edits.Replace)
 	if err != nil {
