@@ -20,9 +20,11 @@ var ErrLocked = errors.New("another program is editing this ISO in place")
 // the volume and the areas, so that an edit starts from what the previous one wrote and two
 // edits never interleave. The lock is held until Close. Readers (Open) take no lock.
 func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO, error) {
-	f, err := os.Open(path)
+	// Read-write: the edit needs it anyway, so a read-only ISO fails before any work, and
+	// NFS grants an exclusive lock only to a descriptor open for writing.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("opening for an in-place edit: %w", err)
 	}
 	if err := waitForLock(ctx, f, wait); err != nil {
 		f.Close()
