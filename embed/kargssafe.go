@@ -19,12 +19,13 @@ func (e *UnsafeKargError) Error() string {
 }
 
 // grubSpecial maps the characters GRUB's script lexer gives a meaning to in an unquoted
-// argument of the `linux` command to what it does with them. isolinux's APPEND line takes
-// everything up to the end of the line, so control characters (refused for every value) are
-// all it would misparse.
+// argument of the `linux` command to what it does with them. GRUB drops double quotes, and
+// the kernel drops those around a whole argument or value when isolinux passes them on, so
+// such a quoted value reaches the kernel alike from both bootloaders. isolinux's
+// APPEND line takes everything up to the end of the line, so control characters (refused for
+// every value) are all it would misparse.
 var grubSpecial = map[rune]string{
-	'"':  "GRUB removes quotes before the kernel sees the line, and an unbalanced one makes grub.cfg fail to parse",
-	'\'': "GRUB removes quotes before the kernel sees the line, and an unbalanced one makes grub.cfg fail to parse",
+	'\'': "GRUB removes single quotes, which the kernel does not understand, so GRUB and isolinux would pass different arguments",
 	'\\': "GRUB takes it as an escape and drops it",
 	'$':  "GRUB expands it as a variable",
 	';':  "GRUB ends the command there and runs the rest as a command of its own",
@@ -43,11 +44,32 @@ func checkBootloaderSafe(value string) error {
 		if strings.HasPrefix(karg, "#") {
 			return &UnsafeKargError{Karg: karg, Char: '#', Reason: "at the start of an argument GRUB starts a comment, dropping the rest of the command line"}
 		}
-		for _, r := range karg {
-			if reason, ok := grubSpecial[r]; ok {
+		bare, quoted := splitQuotedValue(karg)
+		if strings.ContainsRune(bare, '"') {
+			return &UnsafeKargError{Karg: karg, Char: '"', Reason: "GRUB and the kernel agree on double quotes only around a whole argument or a whole value (key=\"value\")"}
+		}
+		for _, r := range bare {
+			if reason, special := grubSpecial[r]; special {
 				return &UnsafeKargError{Karg: karg, Char: r, Reason: reason}
 			}
 		}
+		// Between double quotes only '$' and the backslash keep their meaning for GRUB.
+		if i := strings.IndexAny(quoted, "$\\"); i >= 0 {
+			return &UnsafeKargError{Karg: karg, Char: rune(quoted[i]), Reason: grubSpecial[rune(quoted[i])]}
+		}
 	}
 	return nil
+}
+
+// splitQuotedValue splits "value" or key="value" into the part outside the quotes and the
+// part inside them; any other argument is all outside.
+func splitQuotedValue(karg string) (bare, quoted string) {
+	key, value, hasValue := strings.Cut(karg, "=")
+	if !hasValue {
+		key, value = "", karg
+	}
+	if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' && !strings.ContainsRune(value[1:len(value)-1], '"') {
+		return key, value[1 : len(value)-1]
+	}
+	return karg, ""
 }

@@ -30,10 +30,8 @@ type namedArea struct {
 	writable bool
 }
 
-// validateAreas checks every area found in the ISO's metadata against one rule, so that no
-// command writes outside the areas: each lies inside a regular file's extent that lies inside
-// the image, clear of the system area, the volume descriptors and every directory extent, and
-// writable areas do not overlap each other.
+// validateAreas checks every area found in the ISO's metadata against one rule (areaRule),
+// so that no command writes outside the areas.
 func (l *LiveISO) validateAreas() error {
 	files, dirs, err := l.extents()
 	if err != nil {
@@ -44,30 +42,43 @@ func (l *LiveISO) validateAreas() error {
 		return &AreaError{Area: areas[0].name, Offset: l.Ignition.Offset, Length: l.Ignition.Length,
 			Problem: fmt.Sprintf("is larger than the %d bytes an Ignition area can need", int64(maxIgnitionArea))}
 	}
-	descriptorsEnd := int64(descriptorLBA+len(l.Volume.Descriptors)+1) * SectorSize
+	rule := areaRule{files: files, dirs: dirs, size: l.size,
+		descriptorsEnd: int64(descriptorLBA+len(l.Volume.Descriptors)+1) * SectorSize}
 	for i, a := range areas {
-		problem := ""
-		switch {
-		case a.Length <= 0:
-			problem = "is empty"
-		case a.Offset < descriptorsEnd:
-			problem = fmt.Sprintf("lies in the system area or the volume descriptors (the first %d bytes)", descriptorsEnd)
-		case !insideAny(a.Area, files, l.size):
-			problem = "does not lie inside one regular file of the ISO"
-		}
-		if r, ok := overlapping(a.Area, dirs); problem == "" && ok {
-			problem = fmt.Sprintf("overlaps the directory records at byte %d", r.Offset())
-		}
-		for _, b := range areas[:i] {
-			if problem == "" && a.writable && b.writable && overlaps(a.Area, b.Area) {
-				problem = fmt.Sprintf("overlaps %s (%d bytes at byte %d)", b.name, b.Length, b.Offset)
-			}
-		}
-		if problem != "" {
+		if problem := rule.problem(a, areas[:i]); problem != "" {
 			return &AreaError{Area: a.name, Offset: a.Offset, Length: a.Length, Problem: problem}
 		}
 	}
 	return nil
+}
+
+// areaRule is what an area must respect: it lies inside a regular file's extent that lies
+// inside the image, clear of the system area, the volume descriptors and every directory
+// extent, and a writable area does not overlap another.
+type areaRule struct {
+	files, dirs          []Record
+	size, descriptorsEnd int64
+}
+
+// problem says how a breaks the rule, given the areas checked before it; "" when it does not.
+func (r areaRule) problem(a namedArea, earlier []namedArea) string {
+	switch {
+	case a.Length <= 0:
+		return "is empty"
+	case a.Offset < r.descriptorsEnd:
+		return fmt.Sprintf("lies in the system area or the volume descriptors (the first %d bytes)", r.descriptorsEnd)
+	case !insideAny(a.Area, r.files, r.size):
+		return "does not lie inside one regular file of the ISO"
+	}
+	if dir, ok := overlapping(a.Area, r.dirs); ok {
+		return fmt.Sprintf("overlaps the directory records at byte %d", dir.Offset())
+	}
+	for _, b := range earlier {
+		if a.writable && b.writable && overlaps(a.Area, b.Area) {
+			return fmt.Sprintf("overlaps %s (%d bytes at byte %d)", b.name, b.Length, b.Offset)
+		}
+	}
+	return ""
 }
 
 // namedAreas lists the Ignition area first, then the kargs areas, then the area of the legacy

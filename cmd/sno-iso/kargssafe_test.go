@@ -30,7 +30,7 @@ func TestLiveKargsGRUBCanParse(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	grubScriptCheck(t, isoFile(t, iso, "EFI/FEDORA/GRUB.CFG"))
 	mustSno(t, nil, "kargs", "modify", "-a", "console=ttyS0,115200n8", "-a", "ip=192.0.2.10::192.0.2.1:255.255.255.0:node:ens3:none",
-		"-a", "coreos.live.rootfs_url=https://h/r?t=1!*%+@~^(x)", "-a", "a#b", iso)
+		"-a", "coreos.live.rootfs_url=https://h/r?t=1!*%+@~^(x)", "-a", "a#b", "-a", `quoted="https://h/r?a=1&b=2;c={}|<>'"`, iso)
 	grubScriptCheck(t, isoFile(t, iso, "EFI/FEDORA/GRUB.CFG"))
 
 	dir := t.TempDir()
