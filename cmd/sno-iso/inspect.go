@@ -233,7 +233,7 @@ func printInspection(w io.Writer, r *inspection) {
 		if k.Problem != "" {
 			fmt.Fprintf(w, "  current:     DAMAGED, the areas disagree (`sno-iso kargs reset` repairs them):\n")
 			for _, ar := range k.Areas {
-				fmt.Fprintf(w, "    %s@%d: %s\n", ar.File, ar.Offset, ar.Kargs)
+				fmt.Fprintf(w, "    %s@%d: %q\n", ar.File, ar.Offset, ar.Kargs)
 			}
 		} else if k.Current == k.Default {
 			fmt.Fprintf(w, "  current:     (default)\n")

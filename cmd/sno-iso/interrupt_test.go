@@ -39,6 +39,10 @@ func checkRecoverable(t *testing.T, iso string, pristine []byte) {
 	if disagree != (kargs.Problem != "") || disagree != (kargs.Current == "") {
 		t.Fatalf("inspect: areas %+v but current %q, problem %q", kargs.Areas, kargs.Current, kargs.Problem)
 	}
+	text := string(mustSno(t, nil, "inspect", iso))
+	if strings.Contains(text, "the areas disagree") != disagree || strings.Contains(text, "DAMAGED") != (disagree || info.Ignition.Problem != "") {
+		t.Fatalf("inspect's text does not match its JSON (disagree %v, Ignition problem %q):\n%s", disagree, info.Ignition.Problem, text)
+	}
 	if disagree {
 		wantFailure(t, sno(t, nil, "kargs", "modify", "-a", "x", iso), "disagree", "kargs reset")
 		mustSno(t, nil, "kargs", "reset", iso)
