@@ -44,18 +44,6 @@ type Kargs struct {
 	Source string
 }
 
-// kargsJSON is coreos/kargs.json.
-type kargsJSON struct {
-	Default string `json:"default"`
-	Size    int    `json:"size"`
-	Files   []struct {
-		Path   string  `json:"path"`
-		Offset int64   `json:"offset"`
-		Pad    *string `json:"pad"`
-		End    *string `json:"end"`
-	} `json:"files"`
-}
-
 // FindKargs locates the kernel-argument areas: coreos/kargs.json, else the legacy coreKarg
 // header. It returns nil and no error when the ISO has neither (kargs unsupported).
 func FindKargs(iso ISO) (*Kargs, error) {
@@ -183,8 +171,12 @@ func ParseKargsArea(b []byte, pad, end byte) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// KargsMismatchError says that the karg areas hold different command lines: an edit was
-// interrupted between areas, or made by a tool that missed one. Writing all areas anew cures it.
+// ErrKargsDisagree says that an ISO's kernel-argument areas hold different command lines;
+// writing the defaults (or any kargs) to every area repairs it. A *KargsMismatchError wraps it.
+var ErrKargsDisagree = errors.New("karg areas disagree")
+
+// KargsMismatchError says which karg areas hold which command lines: an in-place edit was
+// interrupted between areas, or a tool that missed an area edited the ISO.
 type KargsMismatchError struct {
 	Areas []KargsArea
 	Kargs []string // what each area holds
@@ -193,12 +185,14 @@ type KargsMismatchError struct {
 func (e *KargsMismatchError) Error() string {
 	for i := range e.Kargs {
 		if e.Kargs[i] != e.Kargs[0] {
-			return fmt.Sprintf("karg areas disagree: byte %d (%s) has %q but byte %d (%s) has %q",
-				e.Areas[0].Offset, e.Areas[0].File, e.Kargs[0], e.Areas[i].Offset, e.Areas[i].File, e.Kargs[i])
+			return fmt.Sprintf("%v: byte %d (%s) has %q but byte %d (%s) has %q; an in-place edit was interrupted or a tool missed an area",
+				ErrKargsDisagree, e.Areas[0].Offset, e.Areas[0].File, e.Kargs[0], e.Areas[i].Offset, e.Areas[i].File, e.Kargs[i])
 		}
 	}
-	return "karg areas disagree"
+	return ErrKargsDisagree.Error()
 }
+
+func (e *KargsMismatchError) Unwrap() error { return ErrKargsDisagree }
 
 // AreaKargs reads every area and returns the kargs each holds, in the order of k.Areas.
 func (k *Kargs) AreaKargs(iso ISO) ([]string, error) {

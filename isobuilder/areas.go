@@ -38,12 +38,12 @@ func (l *LiveISO) validateAreas() error {
 		return err
 	}
 	areas := l.namedAreas()
-	if l.Ignition.Length > maxIgnitionArea {
-		return &AreaError{Area: areas[0].name, Offset: l.Ignition.Offset, Length: l.Ignition.Length,
+	if l.ignition.Length > maxIgnitionArea {
+		return &AreaError{Area: areas[0].name, Offset: l.ignition.Offset, Length: l.ignition.Length,
 			Problem: fmt.Sprintf("is larger than the %d bytes an Ignition area can need", int64(maxIgnitionArea))}
 	}
 	rule := areaRule{files: files, dirs: dirs, size: l.size,
-		descriptorsEnd: int64(descriptorLBA+len(l.Volume.Descriptors)+1) * SectorSize}
+		descriptorsEnd: int64(descriptorLBA+len(l.volume.Descriptors)+1) * SectorSize}
 	for i, a := range areas {
 		if problem := rule.problem(a, areas[:i]); problem != "" {
 			return &AreaError{Area: a.name, Offset: a.Offset, Length: a.Length, Problem: problem}
@@ -84,13 +84,13 @@ func (r areaRule) problem(a namedArea, earlier []namedArea) string {
 // namedAreas lists the Ignition area first, then the kargs areas, then the area of the legacy
 // coreiso+ header, which nothing writes and which names the Ignition area itself.
 func (l *LiveISO) namedAreas() []namedArea {
-	areas := []namedArea{{name: "the Ignition area (" + l.Ignition.Source + ")", Area: l.Ignition.Area, writable: true}}
-	if l.Kargs != nil {
-		for i, a := range l.Kargs.Areas {
-			areas = append(areas, namedArea{name: fmt.Sprintf("karg area %d (%s)", i+1, l.Kargs.Source), Area: a.Area, writable: true})
+	areas := []namedArea{{name: "the Ignition area (" + l.ignition.Source + ")", Area: l.ignition.Area, writable: true}}
+	if l.kargs != nil {
+		for i, a := range l.kargs.Areas {
+			areas = append(areas, namedArea{name: fmt.Sprintf("karg area %d (%s)", i+1, l.kargs.Source), Area: a.Area, writable: true})
 		}
 	}
-	if legacy := l.Ignition.Legacy; legacy != nil {
+	if legacy := l.ignition.Legacy; legacy != nil {
 		areas = append(areas, namedArea{name: "the area of the coreiso+ header", Area: *legacy})
 	}
 	return areas
@@ -98,7 +98,7 @@ func (l *LiveISO) namedAreas() []namedArea {
 
 // extents walks the volume once and returns its regular files and its non-empty directories.
 func (l *LiveISO) extents() (files, dirs []Record, err error) {
-	err = l.Volume.Walk(func(e WalkEntry) error {
+	err = l.volume.Walk(func(e WalkEntry) error {
 		switch {
 		case e.Dir && e.Length > 0:
 			dirs = append(dirs, e.Record)
@@ -110,7 +110,7 @@ func (l *LiveISO) extents() (files, dirs []Record, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the ISO's files to check its embed areas: %w", err)
 	}
-	return files, append(dirs, l.Volume.Root), nil
+	return files, append(dirs, l.volume.Root), nil
 }
 
 // insideAny reports whether a lies inside the extent of one of files that itself lies inside

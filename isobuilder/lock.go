@@ -30,7 +30,7 @@ func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	l, err := newLiveISO(f)
+	l, err := openOSFile(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

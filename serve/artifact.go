@@ -115,18 +115,24 @@ func imageArtifact(file *sourceFile, img *isobuilder.Image, modTime time.Time, i
 	return b.done()
 }
 
-// sourceFile is an open file that artifacts read from, with what identifies its contents.
+// sourceFile is what artifacts read from (an open file, or any other reader of an ISO's
+// bytes), with what identifies its contents.
 type sourceFile struct {
-	f    *os.File
-	info os.FileInfo
+	f    io.ReaderAt
+	info os.FileInfo // nil when f is not an *os.File
 	// id names the contents for ETags: the same id means the same bytes.
 	id string
 	// procPath reopens the same file as a new open file description, with its own offset,
-	// so each request can hand the kernel a file to sendfile from.
+	// so each request can hand the kernel a file to sendfile from; empty when f is not a
+	// file.
 	procPath string
 }
 
-func newSourceFile(f *os.File, id string) (*sourceFile, error) {
+func newSourceFile(r io.ReaderAt, id string) (*sourceFile, error) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return &sourceFile{f: r, id: id}, nil
+	}
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -252,7 +258,7 @@ func (bw *bodyWriter) reopen() bool {
 	if bw.own != nil {
 		return true
 	}
-	if bw.noSendfile {
+	if bw.noSendfile || bw.file.procPath == "" {
 		return false
 	}
 	f, err := os.Open(bw.file.procPath)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -33,13 +32,4 @@ func openISO(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
 		return nil, fmt.Errorf("%w; wait for it to finish and run the command again, or write a copy with -o FILE", err)
 	}
 	return iso, err
-}
-
-// withKargsAdvice tells how to repair karg areas that disagree.
-func withKargsAdvice(err error) error {
-	var mismatch *embed.KargsMismatchError
-	if errors.As(err, &mismatch) {
-		return fmt.Errorf("%w; an in-place edit was interrupted or another tool missed an area: `sno-iso kargs reset` (or `sno-iso reset`) writes every area anew with the defaults", err)
-	}
-	return err
 }

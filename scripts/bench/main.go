@@ -1,10 +1,14 @@
+//go:build linux
+
 // Command bench measures sno-iso against the physical limit, `cp` of the same file, in one
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
 // It prints a Markdown table for the README.
 //
-//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5]
+//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download]
 //
-// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso.
+// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso. The download case
+// compares with curl instead of cp; -only download runs it alone. It runs on Linux only: it
+// reads the server's CPU time and memory from /proc.
 package main
 
 import (
@@ -59,6 +63,8 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
+	only := flag.String("only", "", "run only this case: download")
+	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -67,6 +73,15 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	switch *only {
+	case "":
+	case "download":
+		printTableHeader()
+		benchDownload(*sno, tmp, *downloadSize, *rounds)
+		return
+	default:
+		log.Fatalf("-only %q: the only case that runs alone is download", *only)
+	}
 	if *iso == "" {
 		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
 		log.Printf("building a 1 GiB look-alike ISO in %s", tmp)
@@ -128,8 +143,7 @@ func main() {
 	}
 	c, cs, eo, ei := median(cp), median(cpSync), median(embedOut), median(embedInPlace)
 	fmt.Printf("ISO: %d MiB, %d rounds, medians; sno-iso writes durably (fsync before rename).\n\n", st.Size()>>20, *rounds)
-	fmt.Println("| measurement | time | ratio | peak RSS |")
-	fmt.Println("|---|---|---|---|")
+	printTableHeader()
 	fmt.Printf("| `cp` | %v | 1.00 | %d MiB |\n", c.wall.Round(time.Millisecond), c.maxRSS>>10)
 	fmt.Printf("| `cp` + `sync` | %v | %.2f | %d MiB |\n", cs.wall.Round(time.Millisecond), ratio(cs, c), cs.maxRSS>>10)
 	fmt.Printf("| `sno-iso ignition embed -o` (300 kB bootstrap-in-place config) | %v | %.2f vs cp, %.2f vs cp + sync | %d MiB |\n",
@@ -148,7 +162,13 @@ func main() {
 	fmt.Printf("| `sno-iso minimal --rebuild` (go-diskfs, hybrid MBR/GPT recreated) | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
+	benchDownload(*sno, tmp, *downloadSize, *rounds)
 	benchCapacity()
+}
+
+func printTableHeader() {
+	fmt.Println("| measurement | time | ratio | peak RSS |")
+	fmt.Println("|---|---|---|---|")
 }
 
 func ratio(a, b run) float64 { return float64(a.wall) / float64(b.wall) }

@@ -1,30 +1,32 @@
-package main
+package node
 
 import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
-// The names of the network-boot files in a `pxe build` directory.
+// The boot configurations of a node's PXE directory, relative to it.
 const (
-	pxeKernel    = "vmlinuz"
-	pxeInitramfs = "initrd.img"
-	pxeRootfs    = "rootfs.img"
+	IPXEConfig     = "boot.ipxe"
+	PXELinuxConfig = "pxelinux.cfg/default"
+	GRUBConfig     = "grub.cfg"
 )
 
-// The boot configurations `pxe build` writes, relative to its directory.
+// The network-boot files, named as in the ISO.
 const (
-	ipxeConfig     = "boot.ipxe"
-	pxelinuxConfig = "pxelinux.cfg/default"
-	grubConfig     = "grub.cfg"
+	pxeKernel    = isobuilder.PXEKernel
+	pxeInitramfs = isobuilder.PXEInitramfs
+	pxeRootfs    = isobuilder.PXERootfs
 )
 
 const bootConfigHeader = "Single Node OpenShift live boot, written by sno-iso pxe build."
 
-// bootLayout is what every boot configuration says: where the files are and which kernel
+// BootLayout is what every boot configuration says: where the files are and which kernel
 // arguments the live system gets.
-type bootLayout struct {
+type BootLayout struct {
 	// BaseURL is the http(s) URL of the directory, without a trailing slash. Empty means
 	// that the loaders fetch the files relative to where they found their configuration,
 	// and the rootfs is loaded as a second initrd instead of through coreos.live.rootfs_url.
@@ -33,45 +35,21 @@ type bootLayout struct {
 	Kargs []string
 }
 
-// parseBaseURL checks --base-url: an absolute http or https URL that file names can be
-// appended to.
-func parseBaseURL(s string) (string, error) {
-	if s == "" {
-		return "", nil
-	}
-	if strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return "", usagef("--base-url %q contains whitespace or control characters", s)
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", usagef("--base-url %q is not a URL: %v", s, err)
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", usagef("--base-url %q must start with http:// or https://: the live system fetches the rootfs over HTTP", s)
-	case u.Host == "":
-		return "", usagef("--base-url %q has no host", s)
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return "", usagef("--base-url %q must be a plain directory URL, without user, query or fragment: file names are appended to it", s)
-	}
-	return strings.TrimRight(s, "/"), nil
-}
-
-// url is where a loader that speaks HTTP finds name.
-func (b bootLayout) url(name string) string { return b.BaseURL + "/" + name }
+// URL is where a loader that speaks HTTP finds name.
+func (b BootLayout) URL(name string) string { return b.BaseURL + "/" + name }
 
 // kargs returns the kernel arguments, with the rootfs URL when there is a base URL.
-func (b bootLayout) kargs() []string {
+func (b BootLayout) kargs() []string {
 	if b.BaseURL == "" {
 		return b.Kargs
 	}
-	return append(append([]string(nil), b.Kargs...), "coreos.live.rootfs_url="+b.url(pxeRootfs))
+	return append(append([]string(nil), b.Kargs...), "coreos.live.rootfs_url="+b.URL(pxeRootfs))
 }
 
-// ipxe renders boot.ipxe. iPXE resolves relative names against the script's own URL, so
+// IPXE renders boot.ipxe. iPXE resolves relative names against the script's own URL, so
 // without a base URL the script works wherever it is chained from. The initrd= arguments
 // name the images for the kernel's EFI stub; a BIOS boot ignores them.
-func (b bootLayout) ipxe() []byte {
+func (b BootLayout) IPXE() []byte {
 	var s strings.Builder
 	fmt.Fprintf(&s, "#!ipxe\n# %s\n", bootConfigHeader)
 	if b.BaseURL == "" {
@@ -79,8 +57,8 @@ func (b bootLayout) ipxe() []byte {
 		fmt.Fprintf(&s, "initrd --name main %s\n", pxeInitramfs)
 		fmt.Fprintf(&s, "initrd --name rootfs %s\n", pxeRootfs)
 	} else {
-		fmt.Fprintf(&s, "kernel %s initrd=main %s\n", b.url(pxeKernel), strings.Join(b.kargs(), " "))
-		fmt.Fprintf(&s, "initrd --name main %s\n", b.url(pxeInitramfs))
+		fmt.Fprintf(&s, "kernel %s initrd=main %s\n", b.URL(pxeKernel), strings.Join(b.kargs(), " "))
+		fmt.Fprintf(&s, "initrd --name main %s\n", b.URL(pxeInitramfs))
 	}
 	s.WriteString("boot\n")
 	return []byte(s.String())
@@ -89,12 +67,12 @@ func (b bootLayout) ipxe() []byte {
 // pxelinux renders pxelinux.cfg/default. PXELINUX reads relative names by TFTP from the
 // directory it was loaded from, and HTTP URLs only as lpxelinux.0 and never https: with an
 // https base URL the kernel and initramfs still come by TFTP.
-func (b bootLayout) pxelinux() []byte {
+func (b BootLayout) pxelinux() []byte {
 	kernel, initrds := pxeKernel, pxeInitramfs+","+pxeRootfs
 	if b.BaseURL != "" {
 		initrds = pxeInitramfs
 		if strings.HasPrefix(b.BaseURL, "http://") {
-			kernel, initrds = b.url(pxeKernel), b.url(pxeInitramfs)
+			kernel, initrds = b.URL(pxeKernel), b.URL(pxeInitramfs)
 		}
 	}
 	var s strings.Builder
@@ -110,7 +88,7 @@ func (b bootLayout) pxelinux() []byte {
 // grub renders grub.cfg. GRUB reads relative names from the directory of this file
 // ($config_directory: the TFTP directory it was loaded from) and HTTP as (http,HOST)/PATH,
 // never https: with an https base URL the kernel and initramfs still come by TFTP.
-func (b bootLayout) grub() []byte {
+func (b BootLayout) grub() []byte {
 	local := func(name string) string { return "${config_directory}/" + name }
 	kernel, initrds := local(pxeKernel), local(pxeInitramfs)+" "+local(pxeRootfs)
 	if b.BaseURL != "" {
@@ -145,11 +123,11 @@ func grubQuote(word string) string {
 	return "'" + strings.ReplaceAll(word, "'", `'\''`) + "'"
 }
 
-// bootConfigs returns each boot configuration by its path in the directory.
-func (b bootLayout) bootConfigs() map[string][]byte {
+// Configs returns each boot configuration by its path in the directory.
+func (b BootLayout) Configs() map[string][]byte {
 	return map[string][]byte{
-		ipxeConfig:     b.ipxe(),
-		pxelinuxConfig: b.pxelinux(),
-		grubConfig:     b.grub(),
+		IPXEConfig:     b.IPXE(),
+		PXELinuxConfig: b.pxelinux(),
+		GRUBConfig:     b.grub(),
 	}
 }
