@@ -447,7 +447,13 @@ func TestConcurrencyLimit(t *testing.T) {
 func TestISOReplaced(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	first, _ := h.get("/a.iso")
-	fds := openFDs(t)
+	old, err := os.Stat(h.iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if openOn(t, old) == 0 {
+		t.Fatal("the server does not hold the ISO open: the test below would prove nothing")
+	}
 	next := filepath.Join(t.TempDir(), "next.iso")
 	if err := os.WriteFile(next, fixtures.Bytes(t, "embed-areas-2021-12.iso"), 0o644); err != nil {
 		t.Fatal(err)
@@ -460,8 +466,8 @@ func TestISOReplaced(t *testing.T) {
 		t.Errorf("after replacing the ISO: %d, ETag %s (was %s)", resp.StatusCode, resp.Header.Get("ETag"), first.Header.Get("ETag"))
 	}
 	h.srv.closing.Wait()
-	if now := openFDs(t); now > fds {
-		t.Errorf("%d open descriptors after replacing the ISO, %d before: the old one was not closed", now, fds)
+	if n := openOn(t, old); n > 0 {
+		t.Errorf("%d descriptors still open on the replaced ISO: the old one was not closed", n)
 	}
 	if !strings.Contains(h.log.String(), "changed: serving the new version") {
 		t.Errorf("the log does not say the ISO changed:\n%s", h.log.String())
@@ -482,6 +488,23 @@ func openFDs(t testing.TB) int {
 		t.Skipf("cannot count open files: %v", err)
 	}
 	return len(ents)
+}
+
+// openOn counts this process's descriptors open on the file file (by device and inode, so
+// also once it is renamed over or deleted); other tests' files and connections do not count.
+func openOn(t testing.TB, file os.FileInfo) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list open files: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if info, err := os.Stat(filepath.Join("/proc/self/fd", e.Name())); err == nil && os.SameFile(info, file) {
+			n++
+		}
+	}
+	return n
 }
 
 func TestAccessLog(t *testing.T) {
