@@ -51,6 +51,15 @@ type Config struct {
 	GrowEmbedArea bool
 	// Log receives one line per request and the nodes' warnings; nil discards them.
 	Log io.Writer
+	// Open publishes the nodes' media under plain, guessable URLs (/<node>.iso) instead of
+	// capability URLs (/<token>/<node>.iso), for networks where every client may have them.
+	Open bool
+	// SecretFile holds the secret the capability tokens are derived from; empty means
+	// SecretFileName in NodesDir, created on first start.
+	SecretFile string
+	// RotationGrace is how long the tokens of a replaced secret keep working when the new
+	// file does not carry the old key itself (as RotateSecretFile writes it).
+	RotationGrace time.Duration
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
@@ -76,6 +85,7 @@ type Server struct {
 	list     *listing
 	nodes    map[string]*nodeEntry
 	closing  sync.WaitGroup // retired ISO versions being closed
+	secret   *secretSource  // nil for an open server
 	fetches  fetchLog
 }
 
@@ -108,10 +118,22 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	logger := log.New(out, "", log.LstdFlags)
+	var secret *secretSource
+	if !cfg.Open {
+		var created bool
+		if secret, created, err = newSecretSource(cfg); err != nil {
+			iso.close()
+			return nil, err
+		}
+		if created {
+			logger.Printf("created the secret of the capability URLs: %s", secret.path)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg: cfg, prepare: prepare, log: log.New(out, "", log.LstdFlags), sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{},
+		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, secret: secret,
 	}, nil
 }
 
@@ -161,15 +183,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<node>.iso,
-// /<node>-minimal.iso and /<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe}.
+// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<token>/<node>.iso,
+// /<token>/<node>-minimal.iso and /<token>/<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe},
+// or the same paths without /<token> on an open server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w}
 	var err error
 	defer func() {
 		s.logRequest(r, lw, time.Since(start), err)
-		s.fetches.record(r, lw.code(), lw.written, time.Now())
+		s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 	}()
 	select {
 	case s.sem <- struct{}{}:
@@ -244,6 +267,12 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if p == "/"+isobuilder.PXERootfs {
 		return iso.pxeArtifact(isobuilder.PXERootfs)
 	}
+	if s.secret != nil {
+		var err error
+		if p, err = s.authorize(p); err != nil {
+			return nil, err
+		}
+	}
 	first, file, nested := strings.Cut(strings.TrimPrefix(p, "/"), "/")
 	if !nested {
 		stem, ok := strings.CutSuffix(first, ".iso")
@@ -285,7 +314,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ns.bootIPXE(base + "/" + ns.name)
+	return ns.bootIPXE(base + s.nodePrefix(ns.name))
 }
 
 func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
@@ -309,7 +338,11 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 	if !validHost(r.Host) {
 		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
 	}
-	return "http://" + r.Host, nil
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + r.Host, nil
 }
 
 func validHost(host string) bool {
@@ -492,7 +525,7 @@ func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // logRequest writes the access log line: client, request, status, body bytes, duration,
 // the Range asked for, and what went wrong.
 func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err error) {
-	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+s.loggedURI(r)+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
 	if rg := r.Header.Get("Range"); rg != "" {
 		line += " range=" + fmt.Sprintf("%q", rg)
 	}

@@ -32,13 +32,14 @@ func isoArg(c *cli.Context) (string, error) {
 	return c.Args().First(), nil
 }
 
-// openISOArg opens the single ISO argument of a command; the caller closes it.
+// openISOArg opens the single ISO argument of a command (locked when it edits it in place);
+// the caller closes it.
 func openISOArg(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 	path, err := isoArg(c)
 	if err != nil {
 		return nil, "", err
 	}
-	iso, err := isobuilder.Open(path)
+	iso, err := openISO(c, path)
 	return iso, path, err
 }
 
@@ -46,7 +47,7 @@ func openISOArg(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 // asks, with the command line's advice on the library's errors. Nothing is written when edit
 // fails.
 func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*isobuilder.Image, error)) error {
-	iso, err := isobuilder.Open(isoPath)
+	iso, err := openISO(c, isoPath)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		opts, done := progress(c, img.Size())
 		defer done()
 		// An ISO output may carry an embedded config, which holds the cluster's keys.
-		opts.Force, opts.Perm = c.Bool("force"), 0o600
+		opts.Force, opts.Perm = c.Bool("force"), isobuilder.SecretPerm
 		return forceAdvice(isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }
