@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -18,8 +19,9 @@ const maxPayloadSize = 64 << 20
 // LiveISO is a CoreOS live ISO parsed once: its volume, embed areas and features. It is a
 // read-only view; edits are expressed as an Image over it.
 type LiveISO struct {
-	file *os.File
-	size int64
+	file   io.ReaderAt
+	size   int64
+	closer io.Closer // nil when the caller owns file
 
 	Volume   *Volume
 	Ignition embed.IgnitionArea
@@ -63,8 +65,14 @@ func newLiveISO(f *os.File) (*LiveISO, error) {
 			return nil, err
 		}
 	}
-	l := &LiveISO{file: f, size: size}
-	if l.Volume, err = ReadVolume(f, size); err != nil {
+	return parse(f, size, f)
+}
+
+// parse parses the live ISO of size bytes that r reads; Close closes closer.
+func parse(r io.ReaderAt, size int64, closer io.Closer) (*LiveISO, error) {
+	var err error
+	l := &LiveISO{file: r, size: size, closer: closer}
+	if l.Volume, err = ReadVolume(r, size); err != nil {
 		return nil, err
 	}
 	if l.Ignition, err = embed.FindIgnitionArea(l); err != nil {
@@ -103,11 +111,20 @@ func (l *LiveISO) minisoRecorded() (bool, error) {
 	return string(magic) == embed.MinisoMagic, nil
 }
 
-// Close releases the ISO file.
-func (l *LiveISO) Close() error { return l.file.Close() }
+// Close releases the ISO file that Open opened; OpenReader's reader is the caller's.
+func (l *LiveISO) Close() error {
+	if l.closer == nil {
+		return nil
+	}
+	return l.closer.Close()
+}
 
-// File is the open ISO, for sinks that copy from it.
-func (l *LiveISO) File() *os.File { return l.file }
+// File is the open ISO, for sinks that copy from it; nil when OpenReader parsed another
+// reader.
+func (l *LiveISO) File() *os.File {
+	f, _ := l.file.(*os.File)
+	return f
+}
 
 // Size is the ISO file's length in bytes.
 func (l *LiveISO) Size() int64 { return l.size }
