@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzRequest sends the server arbitrary paths and Range and precondition headers, the
@@ -109,4 +110,21 @@ func checkContentRange(t *testing.T, contentRange string, data, full []byte) {
 	if !bytes.Equal(data, full[from:to+1]) {
 		t.Fatalf("the bytes of %q differ from the file's", contentRange)
 	}
+}
+
+// FuzzVolumeDate: the dates of an ISO's primary volume descriptor are untrusted bytes; what
+// parses is a real time that survives the offset.
+func FuzzVolumeDate(f *testing.F) {
+	f.Add([]byte("2026110108000000\x00"))
+	f.Add([]byte("0000000000000000\x00"))
+	f.Add([]byte("2026023130000000\xd0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := parseVolumeDate(b)
+		if !ok {
+			return
+		}
+		if len(b) != 17 || got.Location() != time.UTC || got.Year() < 0 || got.Year() > 10000 {
+			t.Fatalf("%q parsed as %v", b, got)
+		}
+	})
 }

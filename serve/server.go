@@ -16,6 +16,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // Node is one node's customization, as the command prepares it from the node's files. The
@@ -46,8 +47,11 @@ type MinimalFunc func(ctx context.Context, iso *isobuilder.LiveISO, dir string, 
 
 // Config says what a Server serves.
 type Config struct {
-	// ISO is the pristine live ISO. It is parsed once, and again when the file changes.
+	// ISO is the pristine live ISO: a path, or an http(s) URL of an origin that answers
+	// Range requests. It is parsed once, and again when the file or object changes.
 	ISO string
+	// Origin tunes the reads of an ISO given by URL.
+	Origin origin.Options
 	// NodesDir holds a directory per node, named after the node.
 	NodesDir string
 	Prepare  PrepareFunc
@@ -87,6 +91,11 @@ type Server struct {
 	list     *listing
 	nodes    map[string]*nodeEntry
 	closing  sync.WaitGroup // retired ISO versions being closed
+
+	// originErr is why the object that replaced the ISO at its origin cannot be served,
+	// until originRetry: an origin that is down is not asked again by every request.
+	originErr   error
+	originRetry time.Time
 }
 
 // New parses the ISO and checks the nodes directory.
@@ -106,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 	} else if !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory; --nodes names a directory with one subdirectory per node", cfg.NodesDir)
 	}
-	iso, err := openISO(cfg.ISO)
+	iso, err := openISO(cfg.ISO, cfg.Origin)
 	if err != nil {
 		return nil, err
 	}
@@ -203,10 +212,14 @@ func notFound(format string, args ...any) error {
 	return &statusError{http.StatusNotFound, fmt.Errorf(format, args...)}
 }
 
-// failed is a 500 naming what is wrong with the ISO or the node's files.
+// failed is a 500 naming what is wrong with the ISO or the node's files, or a 502 or 504
+// when the ISO's origin failed.
 func failed(err error) error {
 	var se *statusError
 	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	if err = originStatus(err); errors.As(err, &se) {
 		return err
 	}
 	return &statusError{http.StatusInternalServerError, err}
@@ -387,7 +400,7 @@ func (s *Server) acquireISO() (*isoState, error) {
 	}
 	// A file that disappeared is still open: keep serving it.
 	if st.info != nil && !st.same(s.iso.stamp) && !st.same(s.badStamp) {
-		next, err := openISO(s.cfg.ISO)
+		next, err := openISO(s.cfg.ISO, s.cfg.Origin)
 		if err != nil {
 			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while sno-iso serve was running: put the pristine ISO back", err), st
 			s.log.Printf("%v", s.isoErr)
@@ -399,6 +412,11 @@ func (s *Server) acquireISO() (*isoState, error) {
 	}
 	if s.isoErr != nil && st.same(s.badStamp) {
 		return nil, s.isoErr
+	}
+	if s.iso.object != nil && s.iso.object.Changed() {
+		if err := s.reopenOriginLocked(); err != nil {
+			return nil, err
+		}
 	}
 	s.iso.refs++
 	return s.iso, nil
