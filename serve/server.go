@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -67,6 +68,11 @@ type Config struct {
 	TempDir string
 	// Log receives one line per request and the nodes' warnings; nil discards them.
 	Log io.Writer
+	// Logger, when set, receives those lines instead, as slog records (JSON, for one).
+	Logger *slog.Logger
+	// SeparateAdmin keeps /healthz, /readyz and /metrics off the main handler: they are
+	// served by Admin, on an address of their own.
+	SeparateAdmin bool
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
@@ -83,6 +89,8 @@ type Server struct {
 	sem    chan struct{}
 	ctx    context.Context // ends with Close: minimal ISO builds stop
 	cancel context.CancelFunc
+
+	metrics *metrics
 
 	mu       sync.Mutex
 	iso      *isoState // nil after Close
@@ -115,6 +123,8 @@ func New(cfg Config) (*Server, error) {
 	} else if !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory; --nodes names a directory with one subdirectory per node", cfg.NodesDir)
 	}
+	m := newMetrics()
+	cfg.Origin.Observe = m.observeOrigin
 	iso, err := openISO(cfg.ISO, cfg.Origin)
 	if err != nil {
 		return nil, err
@@ -123,10 +133,14 @@ func New(cfg Config) (*Server, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	logger := log.New(out, "", log.LstdFlags)
+	if cfg.Logger != nil {
+		logger = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg: cfg, log: log.New(out, "", log.LstdFlags), sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{},
+		cfg: cfg, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, metrics: m,
 	}, nil
 }
 
@@ -174,10 +188,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<node>.iso,
 // /<node>-minimal.iso and /<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe}.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.isAdminPath(r.URL.Path) {
+		s.Admin().ServeHTTP(w, r)
+		return
+	}
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w}
 	var err error
-	defer func() { s.logRequest(r, lw, time.Since(start), err) }()
+	s.metrics.inFlight.Inc()
+	defer func() {
+		s.metrics.inFlight.Dec()
+		s.metrics.observeRequest(r.URL.Path, lw.statusCode(), lw.written, time.Since(start))
+		s.logRequest(r, lw, time.Since(start), err)
+	}()
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
@@ -380,6 +403,7 @@ func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
 }
 
 func (s *Server) logPrepared(ns *nodeState) {
+	s.metrics.prepared(ns.err)
 	if ns.err != nil {
 		s.log.Printf("node %s: cannot be served: %v", ns.name, ns.err)
 		return

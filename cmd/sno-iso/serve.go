@@ -31,15 +31,21 @@ func serveCommand() *cli.Command {
 			"  /NODE/boot.ipxe      with /NODE/vmlinuz, /NODE/initrd.img, /NODE/rootfs.img: what `pxe build --base-url URL/NODE` writes\n" +
 			"  /rootfs.img          the ISO's root file system\n" +
 			"  /                    the list of nodes and their URLs\n" +
-			"A node is prepared on its first request and again when its files change; the ISO is parsed\n" +
-			"once, and again if the file changes. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
+			"  /healthz, /readyz, /metrics   liveness, readiness and Prometheus metrics (on --admin-listen when given)\n" +
+			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
+			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
+			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
+			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
+			"ranges, never downloaded whole. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
 			"progress finish for up to 30 seconds.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: ":8080", Usage: "listen on `ADDRESS` (host:port; port 0 picks one)"},
-			&cli.StringFlag{Name: "iso", Usage: "the pristine RHCOS live `ISO`", Required: true},
+			&cli.StringFlag{Name: "iso", Usage: "the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests", Required: true},
 			&cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node", Required: true},
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
+			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` only, not with the nodes"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through log/slog)"},
 		},
 		Action: serveNodes,
 	}
@@ -56,6 +62,10 @@ func serveNodes(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	logger, err := serveLogger(c.String("log-format"), c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {
 		return err
@@ -68,16 +78,23 @@ func serveNodes(c *cli.Context) error {
 	srv, err := serve.New(serve.Config{
 		ISO:           isoPath,
 		NodesDir:      c.String("nodes"),
-		Prepare:       prepareServedNode(isoPath),
+		Prepare:       prepareServedNode(displayISO(isoPath)),
 		Minimal:       minimalMedia,
 		BaseURL:       baseURL,
 		MaxConcurrent: c.Int("max-concurrent"),
 		Log:           c.App.ErrWriter,
+		Logger:        logger,
+		SeparateAdmin: c.String("admin-listen") != "",
 	})
 	if err != nil {
-		return err
+		return originAdvice(err)
 	}
 	defer srv.Close()
+	if addr := c.String("admin-listen"); addr != "" {
+		if err := serveAdmin(c, srv, addr); err != nil {
+			return err
+		}
+	}
 	where := "http://" + ln.Addr().String()
 	if baseURL != "" {
 		where = baseURL
