@@ -9,34 +9,35 @@ import (
 	"time"
 )
 
-// The operational endpoints, on the main handler unless Config.SeparateAdmin.
+// The operational endpoints, on the main handler unless Config.SeparateAdmin; deployments
+// point their probes and scrapers at them.
 const (
-	healthPath  = "/healthz"
-	readyPath   = "/readyz"
-	metricsPath = "/metrics"
+	HealthPath  = "/healthz"
+	ReadyPath   = "/readyz"
+	MetricsPath = "/metrics"
 )
 
 // Admin answers /healthz (the process answers), /readyz (the ISO is parsed and readable
 // and the nodes directory listed: 503 with the reason otherwise) and /metrics (Prometheus).
 func (s *Server) Admin() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+healthPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET "+readyPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+ReadyPath, func(w http.ResponseWriter, r *http.Request) {
 		if err := s.ready(); err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	mux.Handle("GET "+metricsPath, s.metrics.handler())
+	mux.Handle("GET "+MetricsPath, s.metrics.handler())
 	return mux
 }
 
 // isAdminPath reports whether the main handler passes the request to Admin.
 func (s *Server) isAdminPath(path string) bool {
-	return !s.cfg.SeparateAdmin && (path == healthPath || path == readyPath || path == metricsPath)
+	return !s.cfg.SeparateAdmin && (path == HealthPath || path == ReadyPath || path == MetricsPath)
 }
 
 // ready reports why the server cannot serve nodes now, if it cannot.

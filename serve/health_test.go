@@ -29,7 +29,7 @@ func metricValue(t *testing.T, body, series string) float64 {
 func TestHealthReadyAndMetrics(t *testing.T) {
 	store := newObjectStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
 	h := originHarness(t, store, map[string]string{"a": configA, "b": "broken config"})
-	for _, p := range []string{healthPath, readyPath} {
+	for _, p := range []string{HealthPath, ReadyPath} {
 		if resp, body := h.get(p); resp.StatusCode != 200 {
 			t.Errorf("%s: %d %s", p, resp.StatusCode, body)
 		}
@@ -38,9 +38,9 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 	h.get("/a.iso", "Range: bytes=0-99")
 	h.get("/b.iso")
 	h.get("/nothing.iso")
-	resp, metrics := h.get(metricsPath)
+	resp, metrics := h.get(MetricsPath)
 	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %d", metricsPath, resp.StatusCode)
+		t.Fatalf("%s: %d", MetricsPath, resp.StatusCode)
 	}
 	body := string(metrics)
 	for series, want := range map[string]float64{
@@ -76,20 +76,20 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 
 	// The nodes directory gone: not ready, with the reason.
 	os.RemoveAll(h.nodes)
-	if resp, body := h.get(readyPath); resp.StatusCode != 503 || !strings.Contains(string(body), "listing the nodes") {
-		t.Errorf("%s without the nodes directory: %d %s", readyPath, resp.StatusCode, body)
+	if resp, body := h.get(ReadyPath); resp.StatusCode != 503 || !strings.Contains(string(body), "listing the nodes") {
+		t.Errorf("%s without the nodes directory: %d %s", ReadyPath, resp.StatusCode, body)
 	}
 }
 
 func TestSeparateAdmin(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) { c.SeparateAdmin = true })
-	if resp, _ := h.get(metricsPath); resp.StatusCode != 404 {
-		t.Errorf("%s on the main handler with SeparateAdmin: %d", metricsPath, resp.StatusCode)
+	if resp, _ := h.get(MetricsPath); resp.StatusCode != 404 {
+		t.Errorf("%s on the main handler with SeparateAdmin: %d", MetricsPath, resp.StatusCode)
 	}
 	admin := httptest.NewServer(h.srv.Admin())
 	defer admin.Close()
 	h.url = admin.URL
-	for _, p := range []string{healthPath, readyPath, metricsPath} {
+	for _, p := range []string{HealthPath, ReadyPath, MetricsPath} {
 		if resp, _ := h.get(p); resp.StatusCode != 200 {
 			t.Errorf("%s on the admin handler: %d", p, resp.StatusCode)
 		}

@@ -107,7 +107,7 @@ func routeOf(path string) string {
 		return "iso"
 	case last == kernelName || last == initramfsName || last == rootfsName || last == ipxeName:
 		return "pxe_" + strings.TrimSuffix(strings.TrimSuffix(last, ".img"), ".ipxe")
-	case path == healthPath || path == readyPath || path == metricsPath:
+	case path == HealthPath || path == ReadyPath || path == MetricsPath:
 		return "admin"
 	}
 	return "other"
