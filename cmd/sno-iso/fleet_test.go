@@ -1,0 +1,524 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/kubevol"
+)
+
+// nginxBinary is Debian's nginx, or "" when it is not installed.
+func nginxBinary() string {
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+		return "/usr/sbin/nginx"
+	}
+	return ""
+}
+
+// startNginx runs nginx in the foreground with the configuration body (an http block's
+// contents) that servers returns for the port it is given, on 127.0.0.1 only, until the
+// test ends. nginx cannot listen on port 0: a free port is picked and, if someone takes it
+// first, another.
+func startNginx(t *testing.T, servers func(port int) string) int {
+	t.Helper()
+	bin := nginxBinary()
+	for attempt := 0; ; attempt++ {
+		dir := t.TempDir()
+		port := freePort(t)
+		conf := fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path %[1]s/body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
+	%[2]s
+}
+`, dir, servers(port))
+		if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+			}
+		})
+		if waitListening(port, exited) {
+			return port
+		}
+		errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		if attempt == 4 || !strings.Contains(string(errLog)+stderr.String(), "Address already in use") {
+			t.Fatalf("nginx did not start:\n%s%s", stderr.String(), errLog)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitListening reports whether port accepts connections within 10 seconds, and before
+// the process exits.
+func waitListening(port int, exited <-chan struct{}) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+			c.Close()
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// fleetNode is one version of a node's files and what `sno-iso build` makes of them.
+type fleetNode struct {
+	files map[string]string
+	iso   []byte
+}
+
+func buildFleetNode(t *testing.T, iso, disk string, seed int) fleetNode {
+	t.Helper()
+	dir := t.TempDir()
+	ign := bipConfig(t, dir, 150000+seed)
+	cfg := writeFile(t, filepath.Join(dir, nodeConfig), "coreOSInstallation:\n  installationDisk: "+disk+"\n")
+	out := filepath.Join(dir, "built.iso")
+	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", out)
+	n := fleetNode{files: map[string]string{}}
+	for _, p := range []string{ign, cfg} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.files[filepath.Base(p)] = string(b)
+	}
+	var err error
+	if n.iso, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// fleetClient fetches through the balancer, retrying what a killed replica breaks.
+type fleetClient struct {
+	t       *testing.T
+	ctx     context.Context
+	base    string
+	client  *http.Client
+	retries atomic.Int64
+}
+
+// get returns a complete answer to GET path with headers: an error, a 5xx or a body shorter
+// than its Content-Length is retried, up to 5 times.
+func (c *fleetClient) get(path string, headers ...string) (*http.Response, []byte, error) {
+	var lastErr error
+	for try := 0; try < 5; try++ {
+		if try > 0 {
+			c.retries.Add(1)
+			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+		}
+		req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.base+path, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, h := range headers {
+			k, v, _ := strings.Cut(h, ": ")
+			req.Header.Set(k, v)
+		}
+		resp, err := c.client.Do(req)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			lastErr = fmt.Errorf("reading %s: %w", path, err)
+		case resp.StatusCode >= 500:
+			lastErr = fmt.Errorf("%s: %s", path, resp.Status)
+		default:
+			return resp, body, nil
+		}
+		if c.ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, nil, lastErr
+}
+
+// observation is a response to check once every version's ETag is known: data at off of
+// the version that etag names.
+type observation struct {
+	what string
+	etag string
+	off  int64
+	data []byte
+}
+
+// TestFleetBehindNginx is the fleet of issue #17 on 127.0.0.1: nginx as the object store,
+// three serve replicas reading the ISO by URL with nodes laid out as Kubernetes Secret
+// volumes, nginx in front as the balancer, 64 clients. One replica is killed and a node's
+// Secret swapped while they run.
+func TestFleetBehindNginx(t *testing.T) {
+	if nginxBinary() == "" {
+		t.Skip("nginx is not installed (Debian package nginx; scripts/install-deps installs it as root)")
+	}
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	store := t.TempDir()
+	if err := os.Link(iso, filepath.Join(store, "rhcos-live.iso")); err != nil {
+		t.Fatal(err)
+	}
+	a1 := buildFleetNode(t, iso, "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", 0)
+	a2 := buildFleetNode(t, iso, "/dev/disk/by-id/wwn-0x5000c500a0b1ffff", 1)
+	b := buildFleetNode(t, iso, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", 2)
+
+	originPort := startNginx(t, func(port int) string {
+		return fmt.Sprintf("server { listen 127.0.0.1:%d; root %s; }", port, store)
+	})
+	nodes := t.TempDir()
+	volA, err := kubevol.New(filepath.Join(nodes, "a"), a1.files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubevol.New(filepath.Join(nodes, "b"), b.files); err != nil {
+		t.Fatal(err)
+	}
+	isoURL := fmt.Sprintf("http://127.0.0.1:%d/rhcos-live.iso?X-Amz-Signature=NOTFORLOGS", originPort)
+	var replicas []*servedNode
+	var upstreams strings.Builder
+	for range 3 {
+		r := startServe(t, "--iso", isoURL, "--nodes", nodes)
+		replicas = append(replicas, r)
+		fmt.Fprintf(&upstreams, "server %s max_fails=1 fail_timeout=10s; ", strings.TrimPrefix(r.url, "http://"))
+	}
+	lbPort := startNginx(t, func(port int) string {
+		return fmt.Sprintf(`upstream replicas { %s keepalive 16; }
+	server {
+		listen 127.0.0.1:%d;
+		location / {
+			proxy_pass http://replicas;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_buffering off;
+			proxy_connect_timeout 2s;
+			proxy_read_timeout 20s;
+			proxy_next_upstream error timeout http_502 http_503;
+			proxy_next_upstream_tries 3;
+		}
+	}`, upstreams.String(), port)
+	})
+
+	// Every replica names each node's media alike, and a download started on one resumes
+	// on another.
+	etagA1 := sameValidators(t, replicas, "/a.iso")
+	etagB := sameValidators(t, replicas, "/b.iso")
+	resumed, tail := rawGet(t, replicas[2].url+"/a.iso", "Range: bytes=500000-", "If-Range: "+etagA1)
+	if resumed.StatusCode != 206 || !bytes.Equal(tail, a1.iso[500000:]) {
+		t.Errorf("resuming on another replica: %d with %d bytes", resumed.StatusCode, len(tail))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := &fleetClient{t: t, ctx: ctx, base: fmt.Sprintf("http://127.0.0.1:%d", lbPort),
+		client: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	const clients, opsPerClient = 64, 4
+	var (
+		done     atomic.Int64
+		killOnce sync.Once
+		swapOnce sync.Once
+		swapped  = make(chan struct{})
+		mu       sync.Mutex
+		seen     []observation
+		failures []string
+	)
+	record := func(o observation) {
+		mu.Lock()
+		seen = append(seen, o)
+		mu.Unlock()
+	}
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		failures = append(failures, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	size := int64(len(a1.iso))
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 17))
+			for op := range opsPerClient {
+				switch (i + op) % 5 {
+				case 0: // a whole ISO of the node being swapped
+					resp, body, err := c.get("/a.iso")
+					if err != nil || resp.StatusCode != 200 {
+						fail("GET /a.iso: %v %v", err, status(resp))
+						break
+					}
+					record(observation{"GET /a.iso", resp.Header.Get("ETag"), 0, body})
+				case 1: // a whole ISO of a node left alone
+					resp, body, err := c.get("/b.iso")
+					if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, b.iso) || resp.Header.Get("ETag") != etagB {
+						fail("GET /b.iso: %v %v, ETag %s, the built bytes: %v", err, status(resp), header(resp, "ETag"), bytes.Equal(body, b.iso))
+					}
+				case 2: // one range
+					off := rng.Int64N(size - 1)
+					n := 1 + rng.Int64N(min(size-off, 300000))
+					resp, body, err := c.get("/a.iso", fmt.Sprintf("Range: bytes=%d-%d", off, off+n-1))
+					if err != nil || resp.StatusCode != 206 || int64(len(body)) != n {
+						fail("range %d+%d of /a.iso: %v %v, %d bytes", off, n, err, status(resp), len(body))
+						break
+					}
+					record(observation{"range", resp.Header.Get("ETag"), off, body})
+				case 3: // several ranges, across the Ignition area
+					spec := "bytes=0-2047,139000-200000,-4096"
+					resp, body, err := c.get("/a.iso", "Range: "+spec)
+					if err != nil || resp.StatusCode != 206 {
+						fail("ranges of /a.iso: %v %v", err, status(resp))
+						break
+					}
+					parts := multipartParts(resp, body)
+					if len(parts) != 3 {
+						fail("ranges of /a.iso: %d parts, want 3", len(parts))
+					}
+					for _, p := range parts {
+						record(observation{"multipart " + spec, resp.Header.Get("ETag"), p.off, p.data})
+					}
+				case 4: // conditional: revalidate and resume with the first version's ETag
+					resp, body, err := c.get("/a.iso", "If-None-Match: "+etagA1)
+					switch {
+					case err != nil:
+						fail("If-None-Match: %v", err)
+					case resp.StatusCode == 304:
+						if resp.Header.Get("ETag") != etagA1 {
+							fail("304 with ETag %s, asked about %s", resp.Header.Get("ETag"), etagA1)
+						}
+					case resp.StatusCode == 200 && resp.Header.Get("ETag") != etagA1:
+						record(observation{"If-None-Match 200", resp.Header.Get("ETag"), 0, body})
+					default:
+						fail("If-None-Match %s: %v with ETag %s", etagA1, status(resp), header(resp, "ETag"))
+					}
+					off := rng.Int64N(size)
+					resp, body, err = c.get("/a.iso", fmt.Sprintf("Range: bytes=%d-", off), "If-Range: "+etagA1)
+					switch {
+					case err != nil:
+						fail("If-Range: %v", err)
+					case resp.StatusCode == 206 && resp.Header.Get("ETag") == etagA1:
+						record(observation{"If-Range 206", etagA1, off, body})
+					case resp.StatusCode == 200 && resp.Header.Get("ETag") != etagA1:
+						record(observation{"If-Range 200", resp.Header.Get("ETag"), 0, body})
+					default:
+						fail("If-Range %s: %v with ETag %s", etagA1, status(resp), header(resp, "ETag"))
+					}
+				}
+				switch done.Add(1) {
+				case clients * opsPerClient / 3:
+					killOnce.Do(func() { replicas[1].cmd.Process.Signal(syscall.SIGKILL) })
+				case clients * opsPerClient / 2:
+					swapOnce.Do(func() {
+						if err := volA.Update(a2.files); err != nil {
+							fail("swapping the Secret: %v", err)
+						}
+						close(swapped)
+					})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-swapped:
+	default:
+		t.Fatal("the clients did not get as far as the swap")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the clients did not finish in time: %v", ctx.Err())
+	}
+	for _, f := range failures {
+		t.Error(f)
+	}
+
+	// After the swap every live replica serves the new version, and agrees on it.
+	live := []*servedNode{replicas[0], replicas[2]}
+	etagA2 := sameValidators(t, live, "/a.iso")
+	if etagA2 == etagA1 {
+		t.Fatalf("the ETag of /a.iso did not change with its Secret")
+	}
+	for range 6 {
+		resp, body, err := c.get("/a.iso")
+		if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, a2.iso) || resp.Header.Get("ETag") != etagA2 {
+			t.Errorf("after the swap through the balancer: %v %v, ETag %s, the new bytes: %v", err, status(resp), header(resp, "ETag"), bytes.Equal(body, a2.iso))
+		}
+	}
+
+	// Every body is exactly one version's bytes: never a mix.
+	versions := map[string][]byte{etagA1: a1.iso, etagA2: a2.iso}
+	counts := map[string]int{}
+	for _, o := range seen {
+		want, ok := versions[o.etag]
+		switch {
+		case !ok:
+			t.Errorf("%s: ETag %s is neither version's", o.what, o.etag)
+		case o.off < 0:
+			t.Errorf("%s: a malformed multipart body", o.what)
+		case o.off+int64(len(o.data)) > int64(len(want)) || !bytes.Equal(o.data, want[o.off:o.off+int64(len(o.data))]):
+			t.Errorf("%s: %d bytes at %d are not those of the version its ETag %s names", o.what, len(o.data), o.off, o.etag)
+		case o.off == 0 && strings.HasPrefix(o.what, "GET") && len(o.data) != len(want):
+			t.Errorf("%s: %d bytes, the ISO has %d", o.what, len(o.data), len(want))
+		}
+		counts[o.etag]++
+	}
+	if counts[etagA1] == 0 || counts[etagA2] == 0 {
+		t.Errorf("responses by version %v: the run did not see both versions", counts)
+	}
+	for _, r := range live {
+		if strings.Contains(r.output(), "NOTFORLOGS") {
+			t.Errorf("a replica logged the URL's credentials:\n%s", r.output())
+		}
+	}
+	t.Logf("%d responses checked (%v by ETag), %d retries after the kill", len(seen), counts, c.retries.Load())
+}
+
+// sameValidators returns the ETag of path after checking that every replica answers it
+// with the same ETag and Last-Modified (waiting up to 10 seconds for them to agree).
+func sameValidators(t *testing.T, replicas []*servedNode, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got []string
+		for _, r := range replicas {
+			resp, _ := rawGet(t, r.url+path, "Range: bytes=0-0")
+			got = append(got, resp.Header.Get("ETag")+" "+resp.Header.Get("Last-Modified"))
+		}
+		agree := got[0] != " "
+		for _, g := range got {
+			agree = agree && g == got[0]
+		}
+		if agree {
+			return strings.Fields(got[0])[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the replicas answer with %q", path, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func rawGet(t *testing.T, url string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+type bodyPart struct {
+	off  int64
+	data []byte
+}
+
+// multipartParts returns the parts of a multipart/byteranges body with their offsets; a
+// malformed body is reported as one part that matches nothing.
+func multipartParts(resp *http.Response, body []byte) []bodyPart {
+	_, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return []bodyPart{{-1, nil}}
+	}
+	var parts []bodyPart
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return parts
+		}
+		if err != nil {
+			return append(parts, bodyPart{-1, nil})
+		}
+		var first, last, total int64
+		if _, err := fmt.Sscanf(p.Header.Get("Content-Range"), "bytes %d-%d/%d", &first, &last, &total); err != nil {
+			return append(parts, bodyPart{-1, nil})
+		}
+		data, _ := io.ReadAll(p)
+		parts = append(parts, bodyPart{first, data})
+	}
+}
+
+func status(resp *http.Response) string {
+	if resp == nil {
+		return "no response"
+	}
+	return resp.Status
+}
+
+func header(resp *http.Response, k string) string {
+	if resp == nil {
+		return ""
+	}
+	return resp.Header.Get(k)
+}
