@@ -9,10 +9,8 @@ import (
 	"math/rand/v2"
 	"mime"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,102 +21,19 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/kubevol"
+	"github.com/sno-iso/sno-iso/internal/nginx"
 )
 
-// nginxBinary is Debian's nginx, or "" when it is not installed.
-func nginxBinary() string {
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx"
-	}
-	return ""
-}
-
-// startNginx runs nginx in the foreground with the configuration body (an http block's
-// contents) that servers returns for the port it is given, on 127.0.0.1 only, until the
-// test ends. nginx cannot listen on port 0: a free port is picked and, if someone takes it
-// first, another.
-func startNginx(t *testing.T, servers func(port int) string) int {
+// startNginx runs nginx with the http block's contents that config returns for its port,
+// until the test ends.
+func startNginx(t *testing.T, config func(port int) string) int {
 	t.Helper()
-	bin := nginxBinary()
-	for attempt := 0; ; attempt++ {
-		dir := t.TempDir()
-		port := freePort(t)
-		conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path %[1]s/body;
-	proxy_temp_path %[1]s/proxy;
-	fastcgi_temp_path %[1]s/fastcgi;
-	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
-	%[2]s
-}
-`, dir, servers(port))
-		if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGQUIT)
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
-		})
-		if waitListening(port, exited) {
-			return port
-		}
-		errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		if attempt == 4 || !strings.Contains(string(errLog)+stderr.String(), "Address already in use") {
-			t.Fatalf("nginx did not start:\n%s%s", stderr.String(), errLog)
-		}
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := nginx.Start(t.TempDir(), config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// waitListening reports whether port accepts connections within 10 seconds, and before
-// the process exits.
-func waitListening(port int, exited <-chan struct{}) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
-			c.Close()
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	t.Cleanup(srv.Stop)
+	return srv.Port
 }
 
 // fleetNode is one version of a node's files and what `sno-iso build` makes of them.
@@ -211,8 +126,8 @@ type observation struct {
 // volumes, nginx in front as the balancer, 64 clients. One replica is killed and a node's
 // Secret swapped while they run.
 func TestFleetBehindNginx(t *testing.T) {
-	if nginxBinary() == "" {
-		t.Skip("nginx is not installed (Debian package nginx; scripts/install-deps installs it as root)")
+	if nginx.Binary() == "" {
+		t.Skip(nginx.ErrNotInstalled)
 	}
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	store := t.TempDir()
