@@ -6,6 +6,7 @@
 package origin
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,8 @@ type Object struct {
 
 	cache   *blockCache
 	changed atomic.Bool
+	// direct sends Range requests on connections of their own (see getDirect).
+	direct bool
 }
 
 // Open asks the origin for the first block of the object at rawURL and keeps what the answer
@@ -77,6 +80,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	o := &Object{rawURL: rawURL, display: Redact(rawURL), opts: opts, client: opts.Client, cache: newBlockCache(opts.Blocks)}
 	if o.client == nil {
 		o.client = &http.Client{Transport: newTransport(opts.IdleTimeout)}
+		o.direct = directEligible(u)
 	}
 	first, err := o.open(ctx)
 	if err != nil {
@@ -210,7 +214,7 @@ func (o *Object) readDirect(p []byte, off int64) error {
 // Range returns the n bytes at off as they arrive from the origin; the request was answered
 // with exactly those bytes of this version when Range returns. A body that ends early or
 // stalls is a read error, never a short success.
-func (o *Object) Range(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+func (o *Object) Range(ctx context.Context, off, n int64) (*Body, error) {
 	if off < 0 || n <= 0 || off+n > o.size {
 		return nil, fmt.Errorf("origin: bytes %d-%d are outside the %d-byte object", off, off+n-1, o.size)
 	}
@@ -223,20 +227,42 @@ func (o *Object) Range(ctx context.Context, off, n int64) (io.ReadCloser, error)
 	return body, nil
 }
 
-func (o *Object) rangeBody(ctx context.Context, cancel context.CancelFunc, off, n int64) (*body, error) {
+func (o *Object) rangeBody(ctx context.Context, cancel context.CancelFunc, off, n int64) (*Body, error) {
 	// The request gets IdleTimeout to answer and then IdleTimeout between reads.
 	watchdog := time.AfterFunc(o.opts.IdleTimeout, cancel)
-	resp, err := o.get(ctx, off, n, true)
+	b := &Body{o: o, left: n, off: off, watchdog: watchdog, cancel: cancel, idle: o.opts.IdleTimeout}
+	var resp *http.Response
+	var err error
+	if o.direct {
+		resp, b.conn, b.buffered, err = o.getDirect(ctx, off, n)
+	} else {
+		resp, err = o.get(ctx, off, n, true)
+	}
+	if err == nil {
+		if err = o.checkRange(resp, off, n); err == nil && b.conn != nil && (resp.ContentLength != n || len(resp.TransferEncoding) > 0) {
+			err = &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: %d body bytes framed %v for a %d-byte range", ErrBadResponse, resp.ContentLength, resp.TransferEncoding, n)}
+		}
+		if err != nil && b.conn == nil {
+			resp.Body.Close()
+		}
+	}
 	if err != nil {
 		watchdog.Stop()
+		if b.conn != nil {
+			b.conn.Close()
+		}
 		return nil, o.fail(0, err)
 	}
-	if err := o.checkRange(resp, off, n); err != nil {
-		watchdog.Stop()
-		resp.Body.Close()
-		return nil, o.fail(0, err)
+	b.rc = resp.Body
+	if b.conn != nil {
+		// The body is what the response reader buffered, then the rest of the connection.
+		// Closing resp.Body would read to its end: close the connection instead.
+		b.rc = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(io.LimitReader(b.buffered, int64(b.buffered.Buffered())), b.conn), b.conn}
 	}
-	return &body{o: o, rc: resp.Body, left: n, off: off, watchdog: watchdog, cancel: cancel, idle: o.opts.IdleTimeout}, nil
+	return b, nil
 }
 
 // checkRange accepts only a 206 with exactly the bytes asked for, of the opened version.
@@ -305,11 +331,15 @@ func (o *Object) observe(n int64, err error) {
 	}
 }
 
-// body is a Range answer's body: exactly left more bytes, each read renewing the watchdog
-// that cancels a stalled request.
-type body struct {
-	o        *Object
-	rc       io.ReadCloser
+// Body is a Range answer's body: exactly the bytes asked for, each read renewing the
+// watchdog that cancels a stalled request. Close it.
+type Body struct {
+	o  *Object
+	rc io.ReadCloser
+	// conn is the connection of a request sent without net/http's client (see getDirect),
+	// and buffered what its response reader read ahead.
+	conn     *net.TCPConn
+	buffered *bufio.Reader
 	off      int64 // of the next byte
 	left     int64
 	read     int64
@@ -319,7 +349,7 @@ type body struct {
 	err      error
 }
 
-func (b *body) Read(p []byte) (int, error) {
+func (b *Body) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -342,7 +372,7 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *body) Close() error {
+func (b *Body) Close() error {
 	b.watchdog.Stop()
 	b.cancel()
 	b.o.observe(b.read, b.err)

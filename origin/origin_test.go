@@ -160,6 +160,22 @@ func TestRangeStreamsExactly(t *testing.T) {
 	if sent := o.sent.Load() - sentBefore; sent != 900_000 {
 		t.Errorf("the origin sent %d bytes for a 900000-byte range", sent)
 	}
+	// CopyTo, in pieces, as serve sends a span to a client.
+	body, err = obj.Range(context.Background(), 5, 700_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, piece := range []int64{1, 100_000, 599_999, 10} {
+		n, err := body.CopyTo(&out, piece)
+		if err != nil || n != min(piece, 700_000-int64(out.Len())+n) {
+			t.Fatalf("CopyTo(%d): %d, %v", piece, n, err)
+		}
+	}
+	body.Close()
+	if !bytes.Equal(out.Bytes(), data[5:700_005]) {
+		t.Errorf("CopyTo: %d bytes differ", out.Len())
+	}
 	if _, err := obj.Range(context.Background(), int64(len(data))-1, 2); err == nil {
 		t.Error("a range past the end was accepted")
 	}
@@ -239,6 +255,15 @@ func TestTruncatedBodyIsAnError(t *testing.T) {
 	var oe *Error
 	if !errors.As(err, &oe) || oe.Timeout() {
 		t.Errorf("error %v: want an *Error that is not a timeout", err)
+	}
+	body, err = obj.Range(context.Background(), 0, 150_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := body.CopyTo(io.Discard, 150_000)
+	body.Close()
+	if n >= 150_000 || !errors.Is(err, io.ErrUnexpectedEOF) || !errors.As(err, &oe) {
+		t.Errorf("CopyTo of a truncated body: %d bytes, %v", n, err)
 	}
 }
 

@@ -165,7 +165,7 @@ type bodyWriter struct {
 	// ctx is the request's, for origin reads; pending is the origin's answer for the span
 	// at pendingOff, opened before the response was promised.
 	ctx        context.Context
-	pending    io.ReadCloser
+	pending    *origin.Body
 	pendingOff int64
 }
 

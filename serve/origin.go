@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -106,7 +105,9 @@ func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
 	for n > 0 {
 		chunk := min(n, writeChunk)
 		bw.extendDeadline()
-		copied, err := io.CopyN(bw.w, body, chunk)
+		// Through the logWriter, so that the access log counts the bytes, and to its
+		// ReadFrom, through which the kernel splices the origin's bytes to the client.
+		copied, err := body.CopyTo(bw.w, chunk)
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ import (
 // until the test ends.
 func startNginx(t *testing.T, config func(port int) string) int {
 	t.Helper()
-	srv, err := nginx.Start(t.TempDir(), config)
+	srv, err := nginx.Start(t.TempDir(), 1, config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,10 +37,11 @@ type Server struct {
 	exited chan struct{}
 }
 
-// Start runs nginx with its files in dir and the http block's contents that config returns
-// for the port to listen on. nginx cannot listen on port 0: a free port is picked and, if
-// another process takes it first, another, up to five times.
-func Start(dir string, config func(port int) string) (*Server, error) {
+// Start runs nginx with its files in dir, workers worker processes (1: the master process
+// serves alone) and the http block's contents that config returns for the port to listen
+// on. nginx cannot listen on port 0: a free port is picked and, if another process takes it
+// first, another, up to five times.
+func Start(dir string, workers int, config func(port int) string) (*Server, error) {
 	bin := Binary()
 	if bin == "" {
 		return nil, ErrNotInstalled
@@ -51,8 +52,7 @@ func Start(dir string, config func(port int) string) (*Server, error) {
 			return nil, err
 		}
 		conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
+%[3]s
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
 events { worker_connections 1024; }
@@ -65,7 +65,7 @@ http {
 	scgi_temp_path %[1]s/scgi;
 	%[2]s
 }
-`, dir, config(port))
+`, dir, config(port), processes(workers))
 		if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o600); err != nil {
 			return nil, err
 		}
@@ -88,7 +88,20 @@ http {
 	}
 }
 
-// Pid is the nginx process's id.
+// processes configures nginx's processes. Workers of a master running as root would switch
+// to an unprivileged user that cannot read the caller's private temporary directories.
+func processes(workers int) string {
+	if workers <= 1 {
+		return "master_process off;"
+	}
+	conf := fmt.Sprintf("master_process on;\nworker_processes %d;", workers)
+	if os.Geteuid() == 0 {
+		conf += "\nuser root;"
+	}
+	return conf
+}
+
+// Pid is the nginx process's id (the master's, with several workers).
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Stop asks nginx to stop, and kills it after five seconds.
