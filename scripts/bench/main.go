@@ -2,7 +2,7 @@
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
 // It prints a Markdown table for the README.
 //
-//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5]
+//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only fleet]
 //
 // Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso.
 package main
@@ -59,6 +59,7 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
+	only := flag.String("only", "", "measure only this group: fleet (serve replicas against nginx)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -87,6 +88,15 @@ func main() {
 	bip.Stderr = os.Stderr
 	if err := bip.Run(); err != nil {
 		log.Fatalf("generating a bootstrap-in-place config: %v", err)
+	}
+	if *only == "fleet" {
+		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
+		fmt.Println("| measurement | time | ratio | peak RSS |")
+		fmt.Println("|---|---|---|---|")
+		benchFleet(*sno, *iso, config, tmp, *rounds)
+		return
+	} else if *only != "" {
+		log.Fatalf("-only %q: the only group is fleet", *only)
 	}
 	inPlace := filepath.Join(tmp, "inplace.iso")
 	execute("cp", *iso, inPlace)
@@ -148,6 +158,7 @@ func main() {
 	fmt.Printf("| `sno-iso minimal --rebuild` (go-diskfs, hybrid MBR/GPT recreated) | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
+	benchFleet(*sno, *iso, config, tmp, *rounds)
 	benchCapacity()
 }
 
