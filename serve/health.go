@@ -20,6 +20,11 @@ const (
 // Admin answers /healthz (the process answers), /readyz (the ISO is parsed and readable
 // and the nodes directory listed: 503 with the reason otherwise) and /metrics (Prometheus).
 func (s *Server) Admin() http.Handler {
+	s.adminOnce.Do(func() { s.admin = s.newAdmin() })
+	return s.admin
+}
+
+func (s *Server) newAdmin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -90,7 +90,9 @@ type Server struct {
 	ctx    context.Context // ends with Close: minimal ISO builds stop
 	cancel context.CancelFunc
 
-	metrics *metrics
+	metrics   *metrics
+	adminOnce sync.Once
+	admin     http.Handler // see Admin
 
 	mu       sync.Mutex
 	iso      *isoState // nil after Close
