@@ -121,6 +121,10 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 		return nil, o.fail(0, &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: Content-Range %q for bytes 0-%d", ErrBadResponse, resp.Header.Get("Content-Range"), o.opts.BlockSize-1)})
 	}
 	o.size = cr.Size
+	if resp.Request.URL.String() != o.rawURL {
+		// Redirected (to a CDN, a signed location): getDirect does not follow redirects.
+		o.direct = false
+	}
 	if etag := resp.Header.Get("ETag"); strongETag(etag) {
 		o.etag, o.ifRange = etag, etag
 	}

@@ -181,6 +181,28 @@ func TestRangeStreamsExactly(t *testing.T) {
 	}
 }
 
+// An origin that redirects (a store sending clients to its CDN) is followed for every read.
+func TestRedirectedOrigin(t *testing.T) {
+	data := randomBytes(300_000)
+	o := newTestOrigin(t, data)
+	redirect := httptest.NewServer(http.RedirectHandler(o.srv.URL+"/real.iso", http.StatusFound))
+	defer redirect.Close()
+	obj, err := Open(context.Background(), redirect.URL+"/x.iso", smallOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := obj.Range(context.Background(), 10, 250_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err = body.CopyTo(&out, 250_000)
+	body.Close()
+	if err != nil || !bytes.Equal(out.Bytes(), data[10:250_010]) {
+		t.Errorf("Range through a redirect: %d bytes, %v", out.Len(), err)
+	}
+}
+
 func TestOriginWithoutRanges(t *testing.T) {
 	o := newTestOrigin(t, randomBytes(10_000))
 	o.handler = func(w http.ResponseWriter, r *http.Request) { w.Write(o.data) }
