@@ -6,9 +6,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // metricValue returns the value of the sample line that starts with series in a /metrics
@@ -28,7 +30,12 @@ func metricValue(t *testing.T, body, series string) float64 {
 
 func TestHealthReadyAndMetrics(t *testing.T) {
 	store := newObjectStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
-	h := originHarness(t, store, map[string]string{"a": configA, "b": "broken config"})
+	var observed atomic.Int64
+	h := newHarness(t, store.path, map[string]string{"a": configA, "b": "broken config"}, func(c *Config) {
+		c.ISO = store.url()
+		// The caller's observer is told too, next to the metrics.
+		c.Origin = origin.Options{Observe: func(int64, error) { observed.Add(1) }}
+	})
 	for _, p := range []string{HealthPath, ReadyPath} {
 		if resp, body := h.get(p); resp.StatusCode != 200 {
 			t.Errorf("%s: %d %s", p, resp.StatusCode, body)
@@ -61,8 +68,8 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 	if got := metricValue(t, body, `sno_iso_http_response_bytes_total{route="iso"}`); got < float64(len(full)+100) {
 		t.Errorf("bytes sent %v, want at least %d", got, len(full)+100)
 	}
-	if got := metricValue(t, body, "sno_iso_origin_requests_total"); got < 2 {
-		t.Errorf("origin requests %v", got)
+	if got := metricValue(t, body, "sno_iso_origin_requests_total"); got < 2 || got != float64(observed.Load()) {
+		t.Errorf("origin requests %v, the caller's observer saw %d", got, observed.Load())
 	}
 	if got := metricValue(t, body, "sno_iso_origin_bytes_total"); got < float64(store.sent.Load()) {
 		t.Errorf("origin bytes %v, the origin sent %d", got, store.sent.Load())

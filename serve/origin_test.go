@@ -116,6 +116,9 @@ func TestISOFromOrigin(t *testing.T) {
 	}
 	mr, mbody := a.get("/a.iso", "Range: bytes=0-9,139000-140000,-5")
 	checkMultipart(t, mr, mbody, want, [][2]int64{{0, 9}, {139000, 140000}, {int64(len(want)) - 5, int64(len(want)) - 1}})
+	if index, page := a.get("/"); index.StatusCode != 200 || strings.Contains(string(page), "TOPSECRET") || !strings.Contains(string(page), "/bucket/rhcos-live.iso") {
+		t.Errorf("the index page (%d) shows the URL's credentials or not the object:\n%s", index.StatusCode, page)
+	}
 	if rootfs, got := a.get("/rootfs.img"); rootfs.StatusCode != 200 || !bytes.Equal(got, a.pxeBytes("rootfs.img")) {
 		t.Errorf("/rootfs.img from the origin: %d", rootfs.StatusCode)
 	}

@@ -126,7 +126,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%s is not a directory; --nodes names a directory with one subdirectory per node", cfg.NodesDir)
 	}
 	m := newMetrics()
-	cfg.Origin.Observe = m.observeOrigin
+	if observe := cfg.Origin.Observe; observe != nil {
+		cfg.Origin.Observe = func(n int64, err error) {
+			m.observeOrigin(n, err)
+			observe(n, err)
+		}
+	} else {
+		cfg.Origin.Observe = m.observeOrigin
+	}
 	iso, err := openISO(cfg.ISO, cfg.Origin)
 	if err != nil {
 		return nil, err
