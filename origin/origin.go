@@ -364,6 +364,9 @@ func (b *Body) Read(p []byte) (int, error) {
 		p = p[:b.left]
 	}
 	b.watchdog.Reset(b.idle)
+	if b.conn != nil {
+		b.conn.SetReadDeadline(time.Now().Add(b.idle))
+	}
 	n, err := b.rc.Read(p)
 	b.off, b.left, b.read = b.off+int64(n), b.left-int64(n), b.read+int64(n)
 	if b.left == 0 {
