@@ -117,7 +117,8 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 		return nil, o.fail(0, o.statusError(resp))
 	}
 	cr, err := ParseContentRange(resp.Header.Get("Content-Range"))
-	if err != nil || cr.First != 0 {
+	// More than asked for would be allocated as it is announced: refuse it.
+	if err != nil || cr.First != 0 || cr.Last >= o.opts.BlockSize {
 		return nil, o.fail(0, &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: Content-Range %q for bytes 0-%d", ErrBadResponse, resp.Header.Get("Content-Range"), o.opts.BlockSize-1)})
 	}
 	o.size = cr.Size

@@ -203,6 +203,18 @@ func TestRedirectedOrigin(t *testing.T) {
 	}
 }
 
+// An origin announcing more than the first block it was asked for is refused, not believed.
+func TestOversizedFirstAnswer(t *testing.T) {
+	o := newTestOrigin(t, randomBytes(10_000))
+	o.handler = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Range", "bytes 0-999999999999/1000000000000")
+		w.WriteHeader(http.StatusPartialContent)
+	}
+	if _, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions()); !errors.Is(err, ErrBadResponse) {
+		t.Fatalf("Open: %v, want ErrBadResponse", err)
+	}
+}
+
 func TestOriginWithoutRanges(t *testing.T) {
 	o := newTestOrigin(t, randomBytes(10_000))
 	o.handler = func(w http.ResponseWriter, r *http.Request) { w.Write(o.data) }
