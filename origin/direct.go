@@ -49,8 +49,10 @@ func (o *Object) getDirect(ctx context.Context, off, n int64) (*http.Response, *
 	// A cancelled request (the client went away, or the watchdog) ends the connection.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	conn.SetDeadline(time.Now().Add(o.opts.IdleTimeout))
-	br := bufio.NewReaderSize(conn, 64<<10)
+	head := &headLimit{r: conn, left: maxHead}
+	br := bufio.NewReaderSize(head, 64<<10)
 	resp, err := writeAndRead(req, conn, br)
+	head.left = -1
 	if err != nil {
 		stop()
 		conn.Close()
@@ -68,6 +70,28 @@ func writeAndRead(req *http.Request, conn net.Conn, br *bufio.Reader) (*http.Res
 		return nil, err
 	}
 	return http.ReadResponse(br, req)
+}
+
+// maxHead bounds the status line and headers of an answer, as net/http's client does.
+const maxHead = 1 << 20
+
+// headLimit fails reads past left bytes while left is not negative: an origin cannot make
+// the response reader buffer endless headers.
+type headLimit struct {
+	r    io.Reader
+	left int64
+}
+
+func (h *headLimit) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.r.Read(p)
+	}
+	if h.left == 0 {
+		return 0, fmt.Errorf("%w: the answer's headers exceed %d bytes", ErrBadResponse, maxHead)
+	}
+	n, err := h.r.Read(p[:min(int64(len(p)), h.left)])
+	h.left -= int64(n)
+	return n, err
 }
 
 // copyBufPool holds the buffers of copies that cannot be spliced.

@@ -1,11 +1,13 @@
 package origin
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -212,6 +214,42 @@ func TestOversizedFirstAnswer(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions()); !errors.Is(err, ErrBadResponse) {
 		t.Fatalf("Open: %v, want ErrBadResponse", err)
+	}
+}
+
+// Endless headers from the origin end the request, bounded.
+func TestEndlessHeaders(t *testing.T) {
+	o := newTestOrigin(t, randomBytes(300_000))
+	obj, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		// Read the request: closing with it unread would reset the connection.
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		c.Write([]byte("HTTP/1.1 206 Partial Content\r\n"))
+		line := []byte("X-Filler: " + strings.Repeat("x", 1000) + "\r\n")
+		for range 3000 { // 3 MB of headers, more than allowed
+			if _, err := c.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	obj.rawURL = "http://" + ln.Addr().String() + "/x.iso"
+	if _, err := obj.Range(context.Background(), 0, 200_000); !errors.Is(err, ErrBadResponse) {
+		t.Fatalf("Range with endless headers: %v, want ErrBadResponse", err)
 	}
 }
 
