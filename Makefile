@@ -3,12 +3,57 @@
 GO      ?= go
 BIN     := bin/sno-iso
 DEMO    := out/demo
+DOCS    := dist/docs
 FUZZTIME ?= 5s
+# The platforms of make release, each cross-vetted by make test.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+# --version prints these; go install records the module version and commit instead.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
+# make install: PREFIX and DESTDIR as usual; COREOS_INSTALLER_LINK=1 also installs
+# coreos-installer as a link to sno-iso.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+COREOS_INSTALLER_LINK ?=
 
-.PHONY: build deps test unit fuzz demo bench clean
+space := $(subst ,, )
+comma := ,
+
+.PHONY: build docs release image install deps test cross-vet unit fuzz demo bench clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/sno-iso
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
+
+# The man page and the bash, zsh and fish completions, generated from the command definitions.
+docs: build
+	$(BIN) dev docs $(DOCS)
+
+install: docs
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/sno-iso
+	install -D -m 0644 $(DOCS)/sno-iso.1 $(DESTDIR)$(MANDIR)/man1/sno-iso.1
+	install -D -m 0644 $(DOCS)/sno-iso.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/sno-iso
+	install -D -m 0644 $(DOCS)/_sno-iso $(DESTDIR)$(DATADIR)/zsh/site-functions/_sno-iso
+	install -D -m 0644 $(DOCS)/sno-iso.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/sno-iso.fish
+ifneq ($(COREOS_INSTALLER_LINK),)
+	ln -sfn sno-iso $(DESTDIR)$(BINDIR)/coreos-installer
+endif
+
+# Static binaries for every platform, the docs and SHA256SUMS in dist/, the same bytes from
+# the same commit and Go release.
+release:
+	rm -rf dist
+	$(GO) run ./scripts/release -o dist -version $(VERSION) -commit $(COMMIT) -targets $(subst $(space),$(comma),$(PLATFORMS))
+
+# The container image, as an OCI archive for podman load or skopeo copy: linux/amd64 and
+# linux/arm64 binaries of make release (run first if they are missing), no daemon needed.
+IMAGE := dist/sno-iso-image.oci.tar
+image:
+	test -e dist/sno-iso-$(VERSION)-linux-amd64 -a -e dist/sno-iso-$(VERSION)-linux-arm64 || $(MAKE) release
+	$(GO) run ./scripts/mkimage -o $(IMAGE) -version $(VERSION) -revision $(COMMIT) \
+	  linux/amd64=dist/sno-iso-$(VERSION)-linux-amd64 linux/arm64=dist/sno-iso-$(VERSION)-linux-arm64
 
 deps:
 	scripts/install-deps
@@ -17,8 +62,17 @@ test: deps
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(MAKE) cross-vet release image
 	scripts/fuzz $(FUZZTIME)
 	$(GO) test -timeout 40m ./...
+
+# go vet for every other platform than this one (vetted above), with the flags of make release
+# so that the release reuses the compiled packages; the release then cross-compiles each.
+HOST_PLATFORM := $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+cross-vet:
+	for p in $(filter-out $(HOST_PLATFORM),$(PLATFORMS)); do \
+	  echo "go vet $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet -trimpath ./... || exit 1; \
+	done
 
 fuzz:
 	scripts/fuzz 2m
@@ -30,4 +84,4 @@ bench: deps build
 	$(GO) run ./scripts/bench -sno-iso $(BIN)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/input"
 	"gopkg.in/yaml.v3"
 )
 
@@ -39,6 +39,8 @@ type Config struct {
 	Customizations []string
 	// Output is the kind of media to make (`output`).
 	Output Output
+	// BMC is the node's BMC (`bmc`), nil when the file has none.
+	BMC *BMC
 }
 
 // Output says which media build makes: the full ISO (Kind "" or "full") or a minimal ISO
@@ -76,10 +78,11 @@ const (
 	networkKey           = "network"
 	customizationsKey    = "customizations"
 	outputKey            = "output"
+	bmcKey               = "bmc"
 )
 
 var (
-	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey}
+	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey, bmcKey}
 	// plannedKeys are reserved for features of later releases: rejected, but with a
 	// message that says so rather than "unknown".
 	plannedKeys      = []string{}
@@ -99,19 +102,7 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 func readConfigFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxConfigFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a configuration file", path, maxConfigFileSize)
-	}
-	return data, nil
+	return input.ReadFile(path, maxConfigFileSize, "a configuration file")
 }
 
 // ParseConfig parses the contents of an sno.yaml; name is the file's path, used for
@@ -150,6 +141,8 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 			return p.customizations(value, cfg)
 		case outputKey:
 			return p.output(value, &cfg.Output)
+		case bmcKey:
+			return p.bmc(value, cfg)
 		}
 		if p.sectionSeen {
 			return p.errorf(value, "both %s and %s are set: keep one", installationKey, installConfigSection)

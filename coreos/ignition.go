@@ -309,7 +309,7 @@ func (ig *Ignition) SetInstallToDisk(inst Installation) error {
 		return err
 	}
 	if !ig.IsBootstrapInPlace() {
-		return errNotBootstrapInPlace
+		return ErrNotBootstrapInPlace
 	}
 	script := RenderInstallToDiskScript(inst)
 	file, err := json.Marshal(map[string]any{
@@ -345,6 +345,8 @@ func (ig *Ignition) SetInstallToDisk(inst Installation) error {
 	return nil
 }
 
-var errNotBootstrapInPlace = errors.New("not a bootstrap-in-place Ignition config: it lacks the bootkube.service unit " +
+// ErrNotBootstrapInPlace says that an Ignition config is not the bootstrap-in-place config
+// of a single-node cluster; LiveIgnitionOptions.AllowAnyIgnition embeds such a config as it is.
+var ErrNotBootstrapInPlace = errors.New("not a bootstrap-in-place Ignition config: it lacks the bootkube.service unit " +
 	"or the /opt/openshift files; give the bootstrap-in-place-for-live-iso.ign from " +
 	"`openshift-install create single-node-ignition-config`")

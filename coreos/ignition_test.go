@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"sync"
@@ -261,8 +262,8 @@ func TestParseIgnitionWarningsHavePaths(t *testing.T) {
 func TestPrepareLiveIgnitionRefusesOtherConfigs(t *testing.T) {
 	other := []byte(`{"ignition": {"version": "3.4.0"}, "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAA"]}]}}`)
 	inst := Installation{Disk: "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"}
-	if _, _, err := PrepareLiveIgnition(other, LiveIgnitionOptions{Installation: inst}); err == nil ||
-		!strings.Contains(err.Error(), "not a bootstrap-in-place Ignition config") || !strings.Contains(err.Error(), "--allow-any-ignition") {
+	if _, _, err := PrepareLiveIgnition(other, LiveIgnitionOptions{Installation: inst}); !errors.Is(err, ErrNotBootstrapInPlace) ||
+		!strings.Contains(err.Error(), "not a bootstrap-in-place Ignition config") || strings.Contains(err.Error(), "--") {
 		t.Errorf("error %v", err)
 	}
 	out, warnings, err := PrepareLiveIgnition(other, LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: true})

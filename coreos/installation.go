@@ -1,6 +1,7 @@
 package coreos
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -75,13 +76,17 @@ func (f InstallationFlags) Override(inst Installation) Installation {
 	return inst
 }
 
+// ErrNoInstallationDisk says that no installation disk was set in any of the places that set
+// one.
+var ErrNoInstallationDisk = errors.New("no installation disk: set coreOSInstallation.installationDisk in sno.yaml, " +
+	"bootstrapInPlace.installationDisk in install-config.yaml")
+
 // Validate checks everything install-to-disk needs before it is rendered: a disk is set
 // and safe to write into a shell script, the kargs are single arguments, the reboot delay
 // can be scheduled. Warnings are advice (an unstable disk name), not failures.
 func (inst Installation) Validate() (warnings []string, err error) {
 	if inst.Disk == "" {
-		return nil, fmt.Errorf("no installation disk: set coreOSInstallation.installationDisk in sno.yaml, " +
-			"bootstrapInPlace.installationDisk in install-config.yaml, or --installation-disk")
+		return nil, ErrNoInstallationDisk
 	}
 	warnings, err = ValidateDisk(inst.Disk)
 	if err != nil {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// MaxIgnitionSize bounds an Ignition config read as input; real ones are well under 2 MiB.
+const MaxIgnitionSize = 16 << 20
+
 // LiveIgnitionOptions are the inputs of PrepareLiveIgnition besides the config itself.
 type LiveIgnitionOptions struct {
 	Installation Installation
@@ -28,7 +31,7 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	}
 	if !ig.IsBootstrapInPlace() {
 		if !opts.AllowAnyIgnition {
-			return nil, warnings, fmt.Errorf("%w, or pass --allow-any-ignition to embed this config unchanged", errNotBootstrapInPlace)
+			return nil, warnings, ErrNotBootstrapInPlace
 		}
 		if len(opts.Customizations) > 0 {
 			return nil, warnings, errors.New("customizations of the installed node need a bootstrap-in-place config: " +

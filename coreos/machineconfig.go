@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	v3_4 "github.com/coreos/ignition/v2/config/v3_4"
 	v3_5 "github.com/coreos/ignition/v2/config/v3_5"
 	"github.com/coreos/vcontext/report"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"gopkg.in/yaml.v3"
 )
 
@@ -188,17 +188,17 @@ func ignitionMeaning(raw []byte) (map[string]any, error) {
 	return meaning, nil
 }
 
+// ErrKargRemoval says that a customization removes kernel arguments, which a MachineConfig
+// cannot do; the installation's DeleteKargs can.
+var ErrKargRemoval = errors.New("kernelArguments.shouldNotExist: a MachineConfig can add kernel arguments but not remove them")
+
 // LoadCustomization reads a customization file: an Ignition config (JSON) or a
 // MachineConfig (YAML or JSON).
 func LoadCustomization(path string) (*Customization, error) {
-	f, err := os.Open(path)
+	// One byte more than allowed lets ParseCustomization say why the file is refused.
+	data, err := input.ReadFile(path, maxCustomizationSize+1, "a customization")
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCustomizationSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return ParseCustomization(path, data)
 }
@@ -432,7 +432,7 @@ func customizationFromIgnition(source string, raw []byte) (*Customization, error
 	c := &Customization{Source: source, ignitionVersion: ig.Version, config: tree, hadConfigSources: withoutConfigSources(tree)}
 	if kargs, ok := tree["kernelArguments"].(map[string]any); ok {
 		if kargs["shouldNotExist"] != nil {
-			return nil, errors.New("kernelArguments.shouldNotExist: a MachineConfig can add kernel arguments but not remove them; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead")
+			return nil, ErrKargRemoval
 		}
 		if c.kernelArguments, err = stringList(kargs["shouldExist"], "kernelArguments.shouldExist"); err != nil {
 			return nil, err

@@ -1,6 +1,13 @@
 package embed
 
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
 
 func FuzzParseIgninfo(f *testing.F) {
 	f.Add([]byte(`{"file": "images/ignition.img"}`))
@@ -51,6 +58,97 @@ func FuzzFindKargs(f *testing.F) {
 			if int64(len(b)) != a.Length {
 				t.Fatalf("rendered %d bytes for a %d-byte area", len(b), a.Length)
 			}
+		}
+	})
+}
+
+// FuzzModifyKargs checks the editor's invariants on any input: a trimmed result without new
+// control characters, appends that show up, and append-then-delete of a new karg giving back
+// a normalized command line exactly (what `kargs modify -a X` then `-d X` relies on to
+// restore the pristine ISO).
+func FuzzModifyKargs(f *testing.F) {
+	f.Add(fcosKargs, "foobar=oldval", "dodo", "foobar=oldval=newval")
+	f.Add("a a", "b", "a", "a=b=c")
+	f.Add("", " ", "", "==")
+	f.Add("console=ttyS0,115200n8 ip=dhcp", "rd.neednet=1", "ip=dhcp", "console=ttyS0,115200n8=tty0")
+	f.Fuzz(func(t *testing.T, current, add, del, repl string) {
+		got, err := ModifyKargs(current, []string{add}, []string{del}, []string{repl})
+		if err != nil {
+			return
+		}
+		if got != strings.TrimSpace(got) {
+			t.Fatalf("result %q is not trimmed", got)
+		}
+		if utf8.ValidString(current) && !utf8.ValidString(got) {
+			t.Fatalf("valid UTF-8 %q became %q", current, got)
+		}
+		if !strings.ContainsRune(add, '=') && !strings.ContainsFunc(repl, unicode.IsSpace) {
+			// A replace without spaces changes one whole karg holding '=': never the append.
+			if a := strings.TrimSpace(add); !strings.Contains(got, a) {
+				t.Fatalf("append %q missing from %q", a, got)
+			}
+		}
+
+		normalized := strings.Join(strings.Fields(current), " ")
+		karg := strings.TrimSpace(add)
+		if karg == "" || strings.ContainsFunc(karg, func(r rune) bool { return r == ' ' || r < 0x20 }) ||
+			strings.Contains(" "+normalized+" ", " "+karg+" ") || normalized != current {
+			return
+		}
+		added, err := ModifyKargs(current, []string{karg}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ModifyKargs(added, nil, []string{karg}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back != normalized {
+			t.Fatalf("append then delete of %q: %q -> %q -> %q", karg, current, added, back)
+		}
+	})
+}
+
+func FuzzDecodeMiniso(f *testing.F) {
+	valid, err := sampleMiniso().Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
+	f.Add([]byte("MINISO\x00\x00\x02\x05futur"))
+	f.Add([]byte("MINISO\x00\x00\x01\x00\x01\xfb\x00\x01\xfc\x00\x00\x00\x01\xfd\x00\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeMiniso(b)
+		if err != nil {
+			return
+		}
+		enc, err := m.Encode()
+		if err != nil {
+			t.Fatalf("decoded %+v but cannot encode it: %v", m, err)
+		}
+		again, err := DecodeMiniso(enc)
+		if err != nil {
+			t.Fatalf("cannot decode the re-encoding: %v", err)
+		}
+		if !reflect.DeepEqual(again, m) {
+			t.Fatalf("round trip\n got %+v\nwant %+v", again, m)
+		}
+	})
+}
+
+func FuzzFormatKargsJSON(f *testing.F) {
+	f.Add([]byte(`{"default": "a coreos.liveiso=x", "files": [{"path": "EFI/fedora/grub.cfg", "offset": 970, "pad": "#", "end": "\n"}], "size": 1139}`))
+	f.Add([]byte(`{"default": "a", "files": [{"path": "images/cdboot.img", "offset": 66688, "pad": "\u0000", "end": "\u0000"}], "size": 896}   `))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := FormatKargsJSON(raw, "new \"default\"\x01")
+		if err != nil {
+			return
+		}
+		var back struct {
+			Default string `json:"default"`
+		}
+		if err := json.Unmarshal(out, &back); err != nil || back.Default != "new \"default\"\x01" {
+			t.Fatalf("output %q does not parse back (%v)", out, err)
 		}
 	})
 }

@@ -44,18 +44,6 @@ type Kargs struct {
 	Source string
 }
 
-// kargsJSON is coreos/kargs.json.
-type kargsJSON struct {
-	Default string `json:"default"`
-	Size    int    `json:"size"`
-	Files   []struct {
-		Path   string  `json:"path"`
-		Offset int64   `json:"offset"`
-		Pad    *string `json:"pad"`
-		End    *string `json:"end"`
-	} `json:"files"`
-}
-
 // FindKargs locates the kernel-argument areas: coreos/kargs.json, else the legacy coreKarg
 // header. It returns nil and no error when the ISO has neither (kargs unsupported).
 func FindKargs(iso ISO) (*Kargs, error) {
@@ -183,6 +171,10 @@ func ParseKargsArea(b []byte, pad, end byte) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// ErrKargsDisagree says that an ISO's kernel-argument areas hold different command lines;
+// writing the defaults (or any kargs) to every area repairs it.
+var ErrKargsDisagree = errors.New("karg areas disagree")
+
 // Current reads every area and returns the kargs they hold, which must agree.
 func (k *Kargs) Current(iso ISO) (string, error) {
 	var first string
@@ -198,7 +190,7 @@ func (k *Kargs) Current(iso ISO) (string, error) {
 		if i == 0 {
 			first = s
 		} else if s != first {
-			return "", fmt.Errorf("karg areas disagree: byte %d has %q but byte %d has %q; the ISO was edited by a tool that missed an area, `sno-iso kargs reset` restores the defaults", k.Areas[0].Offset, first, a.Offset, s)
+			return "", fmt.Errorf("%w: byte %d has %q but byte %d has %q; the ISO was edited by a tool that missed an area", ErrKargsDisagree, k.Areas[0].Offset, first, a.Offset, s)
 		}
 	}
 	return first, nil

@@ -3,8 +3,6 @@ package embed
 import (
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 )
 
 const fcosKargs = "coreos.liveiso=fedora-coreos-38 ignition.firstboot ignition.platform.id=metal"
@@ -74,51 +72,4 @@ func TestModifyKargsRejects(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzModifyKargs checks the editor's invariants on any input: a trimmed result without new
-// control characters, appends that show up, and append-then-delete of a new karg giving back
-// a normalized command line exactly (what `kargs modify -a X` then `-d X` relies on to
-// restore the pristine ISO).
-func FuzzModifyKargs(f *testing.F) {
-	f.Add(fcosKargs, "foobar=oldval", "dodo", "foobar=oldval=newval")
-	f.Add("a a", "b", "a", "a=b=c")
-	f.Add("", " ", "", "==")
-	f.Add("console=ttyS0,115200n8 ip=dhcp", "rd.neednet=1", "ip=dhcp", "console=ttyS0,115200n8=tty0")
-	f.Fuzz(func(t *testing.T, current, add, del, repl string) {
-		got, err := ModifyKargs(current, []string{add}, []string{del}, []string{repl})
-		if err != nil {
-			return
-		}
-		if got != strings.TrimSpace(got) {
-			t.Fatalf("result %q is not trimmed", got)
-		}
-		if utf8.ValidString(current) && !utf8.ValidString(got) {
-			t.Fatalf("valid UTF-8 %q became %q", current, got)
-		}
-		if !strings.ContainsRune(add, '=') && !strings.ContainsFunc(repl, unicode.IsSpace) {
-			// A replace without spaces changes one whole karg holding '=': never the append.
-			if a := strings.TrimSpace(add); !strings.Contains(got, a) {
-				t.Fatalf("append %q missing from %q", a, got)
-			}
-		}
-
-		normalized := strings.Join(strings.Fields(current), " ")
-		karg := strings.TrimSpace(add)
-		if karg == "" || strings.ContainsFunc(karg, func(r rune) bool { return r == ' ' || r < 0x20 }) ||
-			strings.Contains(" "+normalized+" ", " "+karg+" ") || normalized != current {
-			return
-		}
-		added, err := ModifyKargs(current, []string{karg}, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := ModifyKargs(added, nil, []string{karg}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if back != normalized {
-			t.Fatalf("append then delete of %q: %q -> %q -> %q", karg, current, added, back)
-		}
-	})
 }

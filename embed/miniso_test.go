@@ -211,30 +211,3 @@ func TestEncodeMinisoErrors(t *testing.T) {
 		})
 	}
 }
-
-func FuzzDecodeMiniso(f *testing.F) {
-	valid, err := sampleMiniso().Encode()
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(valid)
-	f.Add([]byte("MINISO\x00\x00\x02\x05futur"))
-	f.Add([]byte("MINISO\x00\x00\x01\x00\x01\xfb\x00\x01\xfc\x00\x00\x00\x01\xfd\x00\x00\x00\x00\x00\x00\x00\x00"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeMiniso(b)
-		if err != nil {
-			return
-		}
-		enc, err := m.Encode()
-		if err != nil {
-			t.Fatalf("decoded %+v but cannot encode it: %v", m, err)
-		}
-		again, err := DecodeMiniso(enc)
-		if err != nil {
-			t.Fatalf("cannot decode the re-encoding: %v", err)
-		}
-		if !reflect.DeepEqual(again, m) {
-			t.Fatalf("round trip\n got %+v\nwant %+v", again, m)
-		}
-	})
-}

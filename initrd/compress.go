@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/ulikunitz/xz/lzma"
 )
 
 // format is what an archive in an initrd starts with.
@@ -83,47 +81,11 @@ func checkXZDictionary(in *bufio.Reader) error {
 	if len(block) < streamHeaderLen+blockHeaderLen {
 		return nil
 	}
-	dict, ok := lzma2Dictionary(block[streamHeaderLen:])
-	if ok && dict > maxWindow {
+	dict, err := XZBlockDictionary(block[streamHeaderLen:])
+	if err == nil && dict > maxWindow {
 		return fmt.Errorf("xz dictionary of %d bytes is larger than the %d bytes this reader allows", dict, maxWindow)
 	}
 	return nil
-}
-
-// lzma2Dictionary returns the dictionary size of the LZMA2 filter, always the last one, in an
-// xz block header.
-func lzma2Dictionary(header []byte) (int64, bool) {
-	const lzma2FilterID = 0x21
-	flags := header[1]
-	filters := int(flags&3) + 1
-	rest := header[2:]
-	for _, present := range []bool{flags&0x40 != 0, flags&0x80 != 0} { // compressed, uncompressed size
-		if present {
-			if _, n := binary.Uvarint(rest); n > 0 {
-				rest = rest[n:]
-			} else {
-				return 0, false
-			}
-		}
-	}
-	for i := 0; i < filters; i++ {
-		id, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return 0, false
-		}
-		rest = rest[n:]
-		size, n := binary.Uvarint(rest)
-		if n <= 0 || size > uint64(len(rest)-n) {
-			return 0, false
-		}
-		props := rest[n : n+int(size)]
-		rest = rest[n+int(size):]
-		if i == filters-1 && id == lzma2FilterID && len(props) == 1 {
-			dict, err := lzma.DecodeDictCap(props[0])
-			return dict, err == nil
-		}
-	}
-	return 0, false
 }
 
 // readZstdFrame copies one zstd frame from in, walking its block headers to find where it ends:

@@ -53,7 +53,7 @@ func writeSystemArea(src *LiveISO, out *os.File, newVol *Volume, moved []movedEx
 	if err := out.Truncate(newSize); err != nil {
 		return err
 	}
-	if int64(src.Volume.SpaceSize)*SectorSize == src.size {
+	if int64(src.volume.SpaceSize)*SectorSize == src.size {
 		// The source's volume takes in the padding and backup GPT, as xorriso makes it.
 		if err := setVolumeSpace(out, uint32(newSize/SectorSize)); err != nil {
 			return err
@@ -62,7 +62,7 @@ func writeSystemArea(src *LiveISO, out *os.File, newVol *Volume, moved []movedEx
 	}
 	r := &relayout{moved: moved,
 		oldFile: src.size / 512, newFile: newSize / 512,
-		oldVol: int64(src.Volume.SpaceSize) * 4, newVol: newVolBytes / 512}
+		oldVol: int64(src.volume.SpaceSize) * 4, newVol: newVolBytes / 512}
 	if g != nil {
 		r.oldBackup, r.oldLastUsable = int64(g.backupLBA()), int64(g.lastUsable())
 		r.newBackup = r.newFile - 1

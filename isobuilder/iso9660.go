@@ -237,9 +237,7 @@ func parseRecord(b []byte, isRoot bool) (rawRecord, error) {
 		Length: binary.LittleEndian.Uint32(b[10:14]),
 		Dir:    b[25]&0x02 != 0,
 	}}
-	// The system use area follows the name and a pad byte that keeps it at an even offset.
-	suStart := minRecordLen + nameLen + (nameLen+1)%2
-	if suStart < len(b) {
+	if suStart := systemUseStart(nameLen); suStart < len(b) {
 		rec.systemUse = b[suStart:]
 	}
 	rawName := b[minRecordLen : minRecordLen+nameLen]
@@ -354,33 +352,19 @@ func (v *Volume) scanDir(dir Record, where string, visit func(rawRecord) bool) e
 	if err != nil {
 		return err
 	}
-	for i := 0; i < len(buf); {
-		n := int(buf[i])
-		if n == 0 {
-			// Records do not cross sectors: a zero length byte pads to the next sector. The
-			// boundary is computed from the byte after the zero, as coreos-installer does: a
-			// zero in the last byte of a sector (only possible after odd-length records) skips
-			// the following sector too, so the same records stay hidden from both tools.
-			i = ((i+1)/SectorSize + 1) * SectorSize
-			continue
-		}
-		if i+n > len(buf) {
-			return fmt.Errorf("incomplete directory record at byte %d of directory %s (ISO byte %d): %d bytes claimed, %d left; corrupt ISO?",
-				i, where, dir.Offset()+int64(i), n, len(buf)-i)
-		}
-		rec, err := parseRecord(buf[i:i+n], false)
+	err = eachRecord(buf, func(at int, b []byte) (bool, error) {
+		rec, err := parseRecord(b, false)
 		if err != nil {
-			return fmt.Errorf("directory record at byte %d of directory %s (ISO byte %d): %w", i, where, dir.Offset()+int64(i), err)
+			return false, fmt.Errorf("directory record at byte %d of directory %s (ISO byte %d): %w", at, where, dir.Offset()+int64(at), err)
 		}
-		i += n
-		if rec.skip {
-			continue
-		}
-		if !visit(rec) {
-			return nil
-		}
+		return rec.skip || visit(rec), nil
+	})
+	var incomplete *incompleteRecordError
+	if errors.As(err, &incomplete) {
+		return fmt.Errorf("incomplete directory record at byte %d of directory %s (ISO byte %d): %d bytes claimed, %d left; corrupt ISO?",
+			incomplete.at, where, dir.Offset()+int64(incomplete.at), incomplete.claimed, incomplete.left)
 	}
-	return nil
+	return err
 }
 
 // ReadDir returns the records of a directory (without "." and ".."), in on-disc order, with
@@ -561,11 +545,11 @@ func (v *Volume) rockRidgeName(area []byte, budget *int64) (string, error) {
 		if complete || ce == nil || hops == maxContinuations {
 			break
 		}
-		if ce.offset >= SectorSize || ce.length > SectorSize-ce.offset || int64(ce.length) > *budget {
+		if !ce.inSector() || int64(ce.length) > *budget {
 			return "", nil
 		}
 		*budget -= int64(ce.length)
-		start := int64(ce.block)*SectorSize + int64(ce.offset)
+		start := ce.at()
 		if start+int64(ce.length) > v.size {
 			return "", nil
 		}
@@ -577,40 +561,35 @@ func (v *Volume) rockRidgeName(area []byte, budget *int64) (string, error) {
 	return checkedRockRidgeName(name), nil
 }
 
-type continuation struct{ block, offset, length uint32 }
-
 // scanSUSP appends the NM name parts of one system use area to name and reports the last CE
 // entry seen. ok is false when the area holds an entry that makes no sense.
 func scanSUSP(area []byte, name *[]byte, complete *bool) (ce *continuation, ok bool) {
-	for len(area) >= 4 {
-		n := int(area[2])
-		if n < 4 || n > len(area) {
-			return nil, false
-		}
-		entry := area[:n]
-		area = area[n:]
-		switch string(entry[:2]) {
+	ok = true
+	wellFormed := eachSUSPEntry(area, func(sig string, entry []byte) bool {
+		switch sig {
 		case "NM":
-			if n < 5 || entry[4]&(nmCurrent|nmParent) != 0 {
-				return nil, false
+			if len(entry) < 5 || entry[4]&(nmCurrent|nmParent) != 0 {
+				ok = false
+				return false
 			}
 			*name = append(*name, entry[5:]...)
 			if entry[4]&nmContinue == 0 {
 				*complete = true
-				return nil, true
+				ce = nil
+				return false
 			}
 		case "CE":
-			if n < 28 {
-				return nil, false
+			c, isCE := parseCE(entry)
+			if !isCE {
+				ok = false
+				return false
 			}
-			ce = &continuation{
-				block:  binary.LittleEndian.Uint32(entry[4:8]),
-				offset: binary.LittleEndian.Uint32(entry[12:16]),
-				length: binary.LittleEndian.Uint32(entry[20:24]),
-			}
-		case "ST":
-			return ce, true
+			ce = &c
 		}
+		return true
+	})
+	if !wellFormed || !ok {
+		return nil, false
 	}
 	return ce, true
 }

@@ -10,12 +10,12 @@ import (
 // with its own end and pad characters, so that the bootloaders all see the same command
 // line. It fails with embed.ErrNoKargs on an ISO without areas, and when kargs do not fit.
 func (l *LiveISO) KargsPatches(kargs string) ([]Patch, error) {
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		return nil, embed.ErrNoKargs
 	}
-	patches := make([]Patch, 0, len(l.Kargs.Areas))
-	for _, a := range l.Kargs.Areas {
-		data, err := l.Kargs.Render(a, kargs)
+	patches := make([]Patch, 0, len(l.kargs.Areas))
+	for _, a := range l.kargs.Areas {
+		data, err := l.kargs.Render(a, kargs)
 		if err != nil {
 			return nil, fmt.Errorf("karg area at byte %d (%s): %w", a.Offset, a.File, err)
 		}

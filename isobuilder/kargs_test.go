@@ -15,20 +15,20 @@ func TestKargsPatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	kargs := l.Kargs.Default + " ip=dhcp"
+	kargs := l.kargs.Default + " ip=dhcp"
 	patches, err := l.KargsPatches(kargs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(patches) != len(l.Kargs.Areas) {
-		t.Fatalf("%d patches for %d areas", len(patches), len(l.Kargs.Areas))
+	if len(patches) != len(l.kargs.Areas) {
+		t.Fatalf("%d patches for %d areas", len(patches), len(l.kargs.Areas))
 	}
 	img, err := l.Image(patches...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Read back through the same parser that reads ISOs: every area holds the new kargs.
-	for _, a := range l.Kargs.Areas {
+	for _, a := range l.kargs.Areas {
 		b := make([]byte, a.Length)
 		if _, err := img.ReadAt(b, a.Offset); err != nil {
 			t.Fatal(err)
@@ -38,7 +38,7 @@ func TestKargsPatches(t *testing.T) {
 		}
 	}
 
-	_, err = l.KargsPatches(strings.Repeat("x", l.Kargs.Size))
+	_, err = l.KargsPatches(strings.Repeat("x", l.kargs.Size))
 	if err == nil || !strings.Contains(err.Error(), "kargs too large for area") {
 		t.Fatalf("oversized kargs: %v", err)
 	}

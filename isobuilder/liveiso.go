@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
@@ -17,33 +19,30 @@ import (
 const maxPayloadSize = 64 << 20
 
 // LiveISO is a CoreOS live ISO parsed once: its volume, embed areas and features. It is a
-// read-only view; edits are expressed as an Image over it.
+// read-only view over an io.ReaderAt (a local file, or any other source of the bytes); edits
+// are expressed as an Image over it.
 type LiveISO struct {
-	file   io.ReaderAt
+	base   io.ReaderAt
 	size   int64
-	closer io.Closer // nil when the caller owns file
+	closer io.Closer // nil when the caller owns base
 
-	Volume   *Volume
-	Ignition embed.IgnitionArea
-	// Kargs is nil when the ISO has no kernel-argument areas.
-	Kargs *embed.Kargs
-	// Features are all false when HasFeatures is false.
-	Features    embed.Features
-	HasFeatures bool
-	// HasMiniso reports whether coreos/miniso.dat holds a table that rebuilds a minimal
-	// ISO (an unfilled placeholder does not count).
-	HasMiniso bool
-	// Arch is the CPU architecture the media boots, guessed from its boot files.
-	Arch string
+	volume      *Volume
+	ignition    embed.IgnitionArea
+	kargs       *embed.Kargs // nil when the ISO has no kernel-argument areas
+	features    embed.Features
+	hasFeatures bool
+	hasMiniso   bool
+	arch        string
 }
 
-// Open parses the live ISO at path. The file stays open for reading until Close.
+// Open parses the live ISO at path (a regular file or a block device). The file stays open
+// for reading until Close.
 func Open(path string) (*LiveISO, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	l, err := newLiveISO(f)
+	l, err := openOSFile(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -51,7 +50,7 @@ func Open(path string) (*LiveISO, error) {
 	return l, nil
 }
 
-func newLiveISO(f *os.File) (*LiveISO, error) {
+func openOSFile(f *os.File) (*LiveISO, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -61,35 +60,84 @@ func newLiveISO(f *os.File) (*LiveISO, error) {
 	}
 	size := st.Size()
 	if st.Mode()&fs.ModeDevice != 0 {
-		if size, err = f.Seek(0, 2); err != nil {
+		if size, err = f.Seek(0, io.SeekEnd); err != nil {
 			return nil, err
 		}
 	}
-	return parse(f, size, f)
-}
-
-// parse parses the live ISO of size bytes that r reads; Close closes closer.
-func parse(r io.ReaderAt, size int64, closer io.Closer) (*LiveISO, error) {
-	var err error
-	l := &LiveISO{file: r, size: size, closer: closer}
-	if l.Volume, err = ReadVolume(r, size); err != nil {
+	l, err := OpenReader(f, size)
+	if err != nil {
 		return nil, err
 	}
-	if l.Ignition, err = embed.FindIgnitionArea(l); err != nil {
-		return nil, err
-	}
-	if l.Kargs, err = embed.FindKargs(l); err != nil {
-		return nil, err
-	}
-	if l.Features, l.HasFeatures, err = embed.FindFeatures(l); err != nil {
-		return nil, err
-	}
-	if l.HasMiniso, err = l.minisoRecorded(); err != nil {
-		return nil, err
-	}
-	l.Arch = l.guessArch()
+	l.closer = f
 	return l, nil
 }
+
+// OpenReader parses the live ISO of size bytes that r reads. r must stay readable while the
+// LiveISO is used; Close does not close it. Sinks copy through the kernel when r is an
+// *os.File, and through a buffer otherwise.
+func OpenReader(r io.ReaderAt, size int64) (*LiveISO, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("negative ISO size %d", size)
+	}
+	l := &LiveISO{base: r, size: size}
+	var err error
+	if l.volume, err = ReadVolume(r, size); err != nil {
+		return nil, err
+	}
+	if l.ignition, err = embed.FindIgnitionArea(l); err != nil {
+		return nil, err
+	}
+	if l.kargs, err = embed.FindKargs(l); err != nil {
+		return nil, err
+	}
+	if l.features, l.hasFeatures, err = embed.FindFeatures(l); err != nil {
+		return nil, err
+	}
+	if l.hasMiniso, err = l.minisoRecorded(); err != nil {
+		return nil, err
+	}
+	l.arch = l.guessArch()
+	return l, nil
+}
+
+// Volume is the ISO's primary volume.
+func (l *LiveISO) Volume() *Volume { return l.volume }
+
+// IgnitionArea is where the ISO embeds an Ignition config. The result is a copy.
+func (l *LiveISO) IgnitionArea() embed.IgnitionArea {
+	area := l.ignition
+	if area.Legacy != nil {
+		legacy := *area.Legacy
+		area.Legacy = &legacy
+	}
+	return area
+}
+
+// Kargs describes the kernel-argument areas, or is nil when the ISO has none. The result is
+// a copy.
+func (l *LiveISO) Kargs() *embed.Kargs {
+	if l.kargs == nil {
+		return nil
+	}
+	k := *l.kargs
+	k.Areas = slices.Clone(k.Areas)
+	return &k
+}
+
+// Features returns what coreos/features.json declares; ok is false when the ISO has no such
+// file (the features are then all false). The result is a copy.
+func (l *LiveISO) Features() (features embed.Features, ok bool) {
+	features = l.features
+	features.InstallerConfigDirectives = maps.Clone(features.InstallerConfigDirectives)
+	return features, l.hasFeatures
+}
+
+// HasMiniso reports whether coreos/miniso.dat holds a table that rebuilds a minimal ISO (an
+// unfilled placeholder does not count).
+func (l *LiveISO) HasMiniso() bool { return l.hasMiniso }
+
+// Arch is the CPU architecture the media boots, guessed from its boot files.
+func (l *LiveISO) Arch() string { return l.arch }
 
 // minisoRecorded reports whether the ISO has a coreos/miniso.dat that starts with the
 // miniso magic; build tools leave the placeholder zeroed when they did not pack one.
@@ -105,13 +153,13 @@ func (l *LiveISO) minisoRecorded() (bool, error) {
 	if length < int64(len(magic)) {
 		return false, nil
 	}
-	if _, err := l.file.ReadAt(magic, off); err != nil {
+	if _, err := l.base.ReadAt(magic, off); err != nil {
 		return false, fmt.Errorf("reading %s at byte %d: %w", minisoPath, off, err)
 	}
 	return string(magic) == embed.MinisoMagic, nil
 }
 
-// Close releases the ISO file that Open opened; OpenReader's reader is the caller's.
+// Close releases the ISO file that Open opened; it does nothing for OpenReader's reader.
 func (l *LiveISO) Close() error {
 	if l.closer == nil {
 		return nil
@@ -119,22 +167,19 @@ func (l *LiveISO) Close() error {
 	return l.closer.Close()
 }
 
-// File is the open ISO, for sinks that copy from it; nil when OpenReader parsed another
-// reader.
-func (l *LiveISO) File() *os.File {
-	f, _ := l.file.(*os.File)
-	return f
-}
+// Base is what the pristine bytes are read from: the *os.File that Open opened, or the
+// reader given to OpenReader.
+func (l *LiveISO) Base() io.ReaderAt { return l.base }
 
 // Size is the ISO file's length in bytes.
 func (l *LiveISO) Size() int64 { return l.size }
 
 // ReadAt reads the pristine ISO bytes.
-func (l *LiveISO) ReadAt(p []byte, off int64) (int, error) { return l.file.ReadAt(p, off) }
+func (l *LiveISO) ReadAt(p []byte, off int64) (int, error) { return l.base.ReadAt(p, off) }
 
 // Locate implements embed.ISO with coreos-installer's primary-name lookup.
 func (l *LiveISO) Locate(path string) (int64, int64, error) {
-	rec, err := l.Volume.Lookup(path)
+	rec, err := l.volume.Lookup(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -151,7 +196,7 @@ func (l *LiveISO) guessArch() string {
 		{"EFI/BOOT/BOOTX64.EFI", "x86_64"},
 	}
 	for _, p := range probes {
-		if _, err := l.Volume.Lookup(p.path); err == nil {
+		if _, err := l.volume.Lookup(p.path); err == nil {
 			return p.arch
 		}
 	}
@@ -160,9 +205,9 @@ func (l *LiveISO) guessArch() string {
 
 // IgnitionAreaBytes returns the raw contents of the Ignition area.
 func (l *LiveISO) IgnitionAreaBytes() ([]byte, error) {
-	buf := make([]byte, l.Ignition.Length)
-	if _, err := l.file.ReadAt(buf, l.Ignition.Offset); err != nil {
-		return nil, fmt.Errorf("reading the Ignition area at byte %d: %w", l.Ignition.Offset, err)
+	buf := make([]byte, l.ignition.Length)
+	if _, err := l.base.ReadAt(buf, l.ignition.Offset); err != nil {
+		return nil, fmt.Errorf("reading the Ignition area at byte %d: %w", l.ignition.Offset, err)
 	}
 	return buf, nil
 }
@@ -179,7 +224,7 @@ func (l *LiveISO) Payload() (initrd.Files, error) {
 	}
 	files, err := initrd.Read(bytes.NewReader(raw), initrd.ReadOptions{MaxSize: maxPayloadSize})
 	if err != nil {
-		return nil, fmt.Errorf("decoding the Ignition area at byte %d of the ISO: %w", l.Ignition.Offset, err)
+		return nil, fmt.Errorf("decoding the Ignition area at byte %d of the ISO: %w", l.ignition.Offset, err)
 	}
 	return files, nil
 }
@@ -198,29 +243,29 @@ func (e *TooLargeError) Error() string {
 // PayloadPatch returns the patch that makes the Ignition area hold files: their xz newc
 // archive followed by zeros, or all zeros when files is empty (never an empty archive).
 func (l *LiveISO) PayloadPatch(files initrd.Files) (Patch, error) {
-	area := make([]byte, l.Ignition.Length)
+	area := make([]byte, l.ignition.Length)
 	if len(files) > 0 {
 		packed, err := initrd.Pack(files)
 		if err != nil {
 			return Patch{}, err
 		}
-		if int64(len(packed)) > l.Ignition.Length {
-			return Patch{}, &TooLargeError{Compressed: int64(len(packed)), Capacity: l.Ignition.Length, File: l.Ignition.File}
+		if int64(len(packed)) > l.ignition.Length {
+			return Patch{}, &TooLargeError{Compressed: int64(len(packed)), Capacity: l.ignition.Length, File: l.ignition.File}
 		}
 		copy(area, packed)
 	}
-	return Patch{Offset: l.Ignition.Offset, Data: area}, nil
+	return Patch{Offset: l.ignition.Offset, Data: area}, nil
 }
 
 // CurrentKargs returns the kernel arguments in the ISO's areas, or embed.ErrNoKargs.
 func (l *LiveISO) CurrentKargs() (string, error) {
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		return "", embed.ErrNoKargs
 	}
-	return l.Kargs.Current(l)
+	return l.kargs.Current(l)
 }
 
 // Image returns the ISO with patches applied.
 func (l *LiveISO) Image(patches ...Patch) (*Image, error) {
-	return NewImage(l.file, l.size, patches...)
+	return NewImage(l.base, l.size, patches...)
 }

@@ -3,13 +3,11 @@ package isobuilder
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -29,7 +27,7 @@ const (
 // ErrCustomized is returned when a minimal ISO is asked of an ISO that carries an embedded
 // payload or edited kernel arguments: miniso.dat rebuilds the minimal ISO from the pristine
 // bytes, so it would come out corrupt.
-var ErrCustomized = errors.New("cannot operate on ISO with embedded customizations; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again")
+var ErrCustomized = errors.New("cannot operate on ISO with embedded customizations")
 
 // ErrNoMiniso is returned by MinimalFromMiniso for ISOs without coreos/miniso.dat.
 var ErrNoMiniso = errors.New("this ISO image does not support extracting a minimal ISO: it has no coreos/miniso.dat")
@@ -76,17 +74,17 @@ func (l *LiveISO) CheckPristine() error {
 		return err
 	}
 	if !embed.IsZero(area) {
-		return fmt.Errorf("%w (the Ignition area in %s is not empty)", ErrCustomized, l.Ignition.File)
+		return fmt.Errorf("%w (the Ignition area in %s is not empty)", ErrCustomized, l.ignition.File)
 	}
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		return nil
 	}
-	current, err := l.Kargs.Current(l)
+	current, err := l.kargs.Current(l)
 	if err != nil {
 		return err
 	}
-	if current != l.Kargs.Default {
-		return fmt.Errorf("%w (the kernel arguments are %q, not the defaults %q)", ErrCustomized, current, l.Kargs.Default)
+	if current != l.kargs.Default {
+		return fmt.Errorf("%w (the kernel arguments are %q, not the defaults %q)", ErrCustomized, current, l.kargs.Default)
 	}
 	return nil
 }
@@ -123,10 +121,10 @@ func minimalKargs(defaults, rootfsURL string) (newDefault, current string, err e
 // coreos/kargs.json (or the legacy default copy) lose coreos.liveiso=, so that a kargs reset
 // keeps the ISO bootable as a minimal ISO.
 func minimalKargsPatches(iso *LiveISO, rootfsURL string) ([]Patch, error) {
-	if iso.Kargs == nil {
+	if iso.kargs == nil {
 		return nil, embed.ErrNoKargs
 	}
-	newDefault, current, err := minimalKargs(iso.Kargs.Default, rootfsURL)
+	newDefault, current, err := minimalKargs(iso.kargs.Default, rootfsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -144,13 +142,13 @@ func minimalKargsPatches(iso *LiveISO, rootfsURL string) ([]Patch, error) {
 // defaultKargsPatch records newDefault as the ISO's default kernel arguments: coreos/kargs.json
 // rewritten in the same form, or the legacy header's default copy.
 func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
-	rec, err := iso.Volume.Lookup(kargsJSONPath)
+	rec, err := iso.volume.Lookup(kargsJSONPath)
 	if err == nil {
 		raw := make([]byte, rec.Length)
 		if err := readAt(iso, iso.Size(), raw, rec.Offset()); err != nil {
 			return Patch{}, fmt.Errorf("reading %s: %w", kargsJSONPath, err)
 		}
-		data, err := rewriteKargsJSON(raw, newDefault)
+		data, err := embed.RewriteKargsJSON(raw, newDefault)
 		if err != nil {
 			return Patch{}, err
 		}
@@ -164,108 +162,12 @@ func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
 	if err != nil {
 		return Patch{}, err
 	}
-	area := embed.KargsArea{Area: embed.Area{Offset: off, Length: int64(iso.Kargs.Size)}, Pad: '#', Terminator: '\n'}
-	data, err := iso.Kargs.Render(area, newDefault)
+	area := embed.KargsArea{Area: embed.Area{Offset: off, Length: int64(iso.kargs.Size)}, Pad: '#', Terminator: '\n'}
+	data, err := iso.kargs.Render(area, newDefault)
 	if err != nil {
 		return Patch{}, fmt.Errorf("default kargs copy at byte %d: %w", off, err)
 	}
 	return Patch{Offset: off, Data: data}, nil
-}
-
-// kargsJSONFile is one entry of coreos/kargs.json's files, with pad and end absent when the
-// original had none.
-type kargsJSONFile struct {
-	Path   string  `json:"path"`
-	Offset int64   `json:"offset"`
-	Pad    *string `json:"pad"`
-	End    *string `json:"end"`
-}
-
-// rewriteKargsJSON returns coreos/kargs.json with a new default, in the form coreos-installer
-// writes it (pretty JSON with 2-space indentation, keys default, files (path, offset, pad,
-// end), size), right-padded with spaces to the original length so that the file keeps its
-// extent.
-func rewriteKargsJSON(raw []byte, newDefault string) ([]byte, error) {
-	data, err := formatKargsJSON(raw, newDefault)
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > len(raw) {
-		return nil, fmt.Errorf("new version of %s does not fit in space (%d vs %d bytes); the new default kernel arguments are too long", kargsJSONPath, len(data), len(raw))
-	}
-	return append(data, bytes.Repeat([]byte{' '}, len(raw)-len(data))...), nil
-}
-
-// formatKargsJSON returns coreos/kargs.json with a new default in coreos-installer's form.
-func formatKargsJSON(raw []byte, newDefault string) ([]byte, error) {
-	var j struct {
-		Default string          `json:"default"`
-		Files   []kargsJSONFile `json:"files"`
-		Size    int64           `json:"size"`
-	}
-	if err := json.Unmarshal(bytes.TrimRight(raw, " \x00"), &j); err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", kargsJSONPath, err)
-	}
-	var b bytes.Buffer
-	b.WriteString("{\n  \"default\": ")
-	writeJSONString(&b, newDefault)
-	b.WriteString(",\n  \"files\": [")
-	for i, f := range j.Files {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("\n    {\n      \"path\": ")
-		writeJSONString(&b, f.Path)
-		b.WriteString(",\n      \"offset\": " + strconv.FormatInt(f.Offset, 10))
-		if f.Pad != nil {
-			b.WriteString(",\n      \"pad\": ")
-			writeJSONString(&b, *f.Pad)
-		}
-		if f.End != nil {
-			b.WriteString(",\n      \"end\": ")
-			writeJSONString(&b, *f.End)
-		}
-		b.WriteString("\n    }")
-	}
-	if len(j.Files) > 0 {
-		b.WriteString("\n  ")
-	}
-	b.WriteString("],\n  \"size\": " + strconv.FormatInt(j.Size, 10) + "\n}")
-	return b.Bytes(), nil
-}
-
-// writeJSONString writes s as a JSON string escaped the way serde_json (coreos-installer's
-// serializer) escapes it: quote, backslash and the short forms of \b \f \n \r \t, other
-// control characters as lowercase \u00xx, everything else as is.
-func writeJSONString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if c < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
 }
 
 // DerivedISO is a live ISO written to a temporary file from another one (a minimal ISO, a
@@ -275,6 +177,9 @@ type DerivedISO struct {
 	*LiveISO
 	path string
 }
+
+// Path names the temporary file.
+func (d *DerivedISO) Path() string { return d.path }
 
 // Close closes and removes the temporary file; it is safe after Commit.
 func (d *DerivedISO) Close() error {
@@ -289,16 +194,37 @@ func (d *DerivedISO) Close() error {
 // copying the image again when dest is in the temporary file's directory. img must have been
 // made by d.Image. Without force an existing dest is refused.
 func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, force bool) error {
-	if err := checkDestination(img, dest, force); err != nil {
+	stage := NewStage(force)
+	defer stage.Abort()
+	if err := d.Stage(ctx, stage, img, dest); err != nil {
+		return err
+	}
+	return stage.Commit()
+}
+
+// Stage makes img at dest one of stage's outputs: the temporary file itself with img's
+// patches written into it when dest is in its directory, else a copy.
+func (d *DerivedISO) Stage(ctx context.Context, stage *Stage, img *Image, dest string) error {
+	if err := checkNotBase(img, dest); err != nil {
 		return err
 	}
 	if filepath.Dir(d.path) != filepath.Dir(dest) {
-		return WriteFile(ctx, img, dest, WriteOptions{Force: force})
+		f, err := stage.Create(dest, secretPerm)
+		if err != nil {
+			return err
+		}
+		if err := newSequentialWriter(ctx, f, img.base, nil, true).writeImage(img); err != nil {
+			return fmt.Errorf("writing %s: %w", dest, err)
+		}
+		return ctx.Err()
+	}
+	if _, err := checkReplaceable(dest, stage.force); err != nil {
+		return err
 	}
 	if err := WriteInPlace(ctx, img, d.path); err != nil {
 		return err
 	}
-	return publish(d.path, dest, force)
+	return stage.adopt(d.path, dest)
 }
 
 // openDerived opens the temporary file at path as a live ISO, applies the edits that edit
@@ -344,20 +270,20 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 			return nil, err
 		}
 	}
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		return nil, fmt.Errorf("cannot make a minimal ISO: %w", embed.ErrNoKargs)
 	}
 	if err := l.CheckPristine(); err != nil {
 		return nil, err
 	}
-	if !l.HasMiniso {
+	if !l.hasMiniso {
 		return nil, ErrNoMiniso
 	}
 	m, err := l.miniso()
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir)
+	tmp, err := createTemp(dir, secretPerm)
 	if err != nil {
 		return nil, fmt.Errorf("creating the minimal ISO: %w", err)
 	}
@@ -379,7 +305,7 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 
 // miniso reads and decodes coreos/miniso.dat.
 func (l *LiveISO) miniso() (*embed.Miniso, error) {
-	rec, err := l.Volume.Lookup(minisoPath)
+	rec, err := l.volume.Lookup(minisoPath)
 	if err != nil {
 		return nil, err
 	}
@@ -411,46 +337,20 @@ func (c *contextWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// WriteRootfs copies images/pxeboot/rootfs.img out of the ISO to a temporary file beside
-// dest and returns a function that renames it into place (refusing an existing dest unless
-// force) and one that discards it, so that a caller can make the rootfs and the minimal ISO
-// appear together or not at all.
-func (l *LiveISO) WriteRootfs(ctx context.Context, dest string, force bool) (commit func() error, discard func(), err error) {
-	rec, err := l.Volume.Lookup(rootfsPath)
+// WriteRootfs copies images/pxeboot/rootfs.img out of the ISO to dest as one of stage's
+// outputs, so that a caller can make the rootfs and the minimal ISO appear together or not
+// at all.
+func (l *LiveISO) WriteRootfs(ctx context.Context, stage *Stage, dest string) error {
+	rec, err := l.volume.Lookup(rootfsPath)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the ISO has no root file system to write out: %w", err)
+		return fmt.Errorf("the ISO has no root file system to write out: %w", err)
 	}
-	if info, err := os.Lstat(dest); err == nil && (!force || !info.Mode().IsRegular()) {
-		if !force {
-			return nil, nil, existsError(dest)
-		}
-		return nil, nil, fmt.Errorf("writing %s: it is not a regular file", dest)
-	}
-	tmp, err := createTemp(filepath.Dir(dest))
+	f, err := stage.Create(dest, WriteOptions{}.perm())
 	if err != nil {
-		return nil, nil, fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
+		return err
 	}
-	discard = func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if err := newSequentialWriter(ctx, f, l.base, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
+		return fmt.Errorf("writing %s: %w", dest, err)
 	}
-	if err := newSequentialWriter(ctx, tmp, l.file, nil, true).copyBase(rec.Offset(), int64(rec.Length)); err != nil {
-		discard()
-		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		discard()
-		return nil, nil, fmt.Errorf("writing %s: %w", dest, err)
-	}
-	commit = func() error {
-		if err := tmp.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", dest, err)
-		}
-		if err := publish(tmp.Name(), dest, force); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		return nil
-	}
-	return commit, discard, nil
+	return nil
 }

@@ -96,11 +96,11 @@ func TestMinimalFromMinisoGoldens(t *testing.T) {
 				if strings.Contains(current, "coreos.liveiso") || !strings.HasSuffix(current, tc.kargs) {
 					t.Errorf("kargs %q: want no coreos.liveiso and ending %q", current, tc.kargs)
 				}
-				if strings.Contains(m.Kargs.Default, "coreos.liveiso") || strings.Contains(m.Kargs.Default, "rootfs_url") {
-					t.Errorf("default kargs %q still name the live ISO or the URL", m.Kargs.Default)
+				if strings.Contains(m.kargs.Default, "coreos.liveiso") || strings.Contains(m.kargs.Default, "rootfs_url") {
+					t.Errorf("default kargs %q still name the live ISO or the URL", m.kargs.Default)
 				}
 				for _, p := range []string{rootfsPath, minisoPath} {
-					if _, err := m.Volume.Lookup(p); !errors.Is(err, os.ErrNotExist) {
+					if _, err := m.volume.Lookup(p); !errors.Is(err, os.ErrNotExist) {
 						t.Errorf("%s in the minimal ISO: %v", p, err)
 					}
 				}
@@ -117,7 +117,7 @@ func TestMinimalFromMinisoKargsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	rec, err := m.Volume.Lookup(kargsJSONPath)
+	rec, err := m.volume.Lookup(kargsJSONPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +168,10 @@ func TestMinimalFromMinisoRefuses(t *testing.T) {
 		{"whitespace in URL", nil, MinimalOptions{RootfsURL: "http://a b/"}, "forbidden whitespace found in rootfs URL 'http://a b/'"},
 		{"quote in URL", nil, MinimalOptions{RootfsURL: `http://a/"b`}, "percent-encode it"},
 		{"embedded Ignition", func(*testing.T) []Patch {
-			return []Patch{{Offset: l.Ignition.Offset, Data: []byte{1}}}
+			return []Patch{{Offset: l.ignition.Offset, Data: []byte{1}}}
 		}, MinimalOptions{}, "cannot operate on ISO with embedded customizations"},
 		{"edited kargs", func(t *testing.T) []Patch {
-			p, err := l.KargsPatches(l.Kargs.Default + " foo=bar")
+			p, err := l.KargsPatches(l.kargs.Default + " foo=bar")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,11 +250,11 @@ func TestWriteRootfs(t *testing.T) {
 	}
 	defer l.Close()
 	dest := filepath.Join(t.TempDir(), "rootfs.img")
-	commit, _, err := l.WriteRootfs(context.Background(), dest, false)
-	if err != nil {
+	stage := NewStage(false)
+	if err := l.WriteRootfs(context.Background(), stage, dest); err != nil {
 		t.Fatal(err)
 	}
-	if err := commit(); err != nil {
+	if err := stage.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(dest)
@@ -264,7 +264,7 @@ func TestWriteRootfs(t *testing.T) {
 	if string(got) != string(want) || n == 0 {
 		t.Errorf("rootfs %q, want %q", got, want)
 	}
-	if _, _, err := l.WriteRootfs(context.Background(), dest, false); !errors.Is(err, os.ErrExist) {
+	if err := l.WriteRootfs(context.Background(), NewStage(false), dest); !errors.Is(err, os.ErrExist) {
 		t.Errorf("second write: %v, want an error wrapping fs.ErrExist", err)
 	}
 }
@@ -292,7 +292,7 @@ func TestZeroedMinisoPlaceholderIsNotAMiniso(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if l.HasMiniso {
+	if l.hasMiniso {
 		t.Fatal("a zeroed miniso.dat placeholder counted as a minimal ISO table")
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 
 	"github.com/sno-iso/sno-iso/embed"
+	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/ulikunitz/xz"
 )
 
@@ -31,7 +31,7 @@ var minisoXZConfig = xz.WriterConfig{CheckSum: xz.CRC64, DictCap: 8 << 20}
 // does not depend on the ISO size. The SHA-256 of what was written is checked against m's
 // digest only at the end, so on error w holds a partial or wrong image and must be discarded.
 func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Writer) error {
-	if err := checkXZDictionaries(m.XZPacked); err != nil {
+	if err := initrd.CheckXZDictionaries(m.XZPacked, minisoDictLimit); err != nil {
 		return fmt.Errorf("miniso.dat: %w", err)
 	}
 	packed, err := xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(m.XZPacked))
@@ -252,104 +252,4 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return b.Buffer.Write(p)
-}
-
-// checkXZDictionaries refuses an xz stream whose blocks ask for an LZMA2 dictionary larger
-// than minisoDictLimit. It finds the blocks through the index at the end of the stream, which
-// must be a single stream with nothing after it, as the xz reader requires.
-func checkXZDictionaries(s []byte) error {
-	const headerLen, footerLen = 12, 12
-	if len(s) < headerLen+footerLen {
-		return fmt.Errorf("xz stream is only %d bytes", len(s))
-	}
-	footer := s[len(s)-footerLen:]
-	if string(footer[10:]) != "YZ" {
-		return errors.New("xz stream does not end with an xz footer")
-	}
-	indexEnd := len(s) - footerLen
-	indexStart := int64(indexEnd) - (int64(binary.LittleEndian.Uint32(footer[4:8]))+1)*4
-	if indexStart < headerLen || s[indexStart] != 0 {
-		return errors.New("xz stream footer does not point at an index")
-	}
-	index := s[indexStart+1 : indexEnd]
-	count, index, err := xzUvarint(index)
-	if err != nil {
-		return err
-	}
-	blockStart := uint64(headerLen)
-	for i := uint64(0); i < count; i++ {
-		var unpadded uint64
-		if unpadded, index, err = xzUvarint(index); err != nil {
-			return err
-		}
-		if _, index, err = xzUvarint(index); err != nil {
-			return err
-		}
-		if unpadded > uint64(len(s)) || blockStart >= uint64(indexStart) {
-			return fmt.Errorf("xz block %d lies past the index", i)
-		}
-		dict, err := xzBlockDictionary(s[blockStart:indexStart])
-		if err != nil {
-			return fmt.Errorf("xz block %d: %w", i, err)
-		}
-		if dict > minisoDictLimit {
-			return fmt.Errorf("xz block %d needs a %d-byte dictionary, more than the %d-byte limit", i, dict, minisoDictLimit)
-		}
-		blockStart += (unpadded + 3) &^ 3
-	}
-	return nil
-}
-
-// xzBlockDictionary returns the LZMA2 dictionary size in the block header at the start of b.
-func xzBlockDictionary(b []byte) (uint64, error) {
-	const lzma2FilterID = 0x21
-	if len(b) < 2 || b[0] == 0 || (int(b[0])+1)*4 > len(b) {
-		return 0, errors.New("bad block header size")
-	}
-	header := b[2 : (int(b[0])+1)*4]
-	flags := b[1]
-	var err error
-	for _, present := range []bool{flags&0x40 != 0, flags&0x80 != 0} { // compressed, uncompressed size
-		if present {
-			if _, header, err = xzUvarint(header); err != nil {
-				return 0, err
-			}
-		}
-	}
-	for range int(flags&3) + 1 {
-		var id, propsLen uint64
-		if id, header, err = xzUvarint(header); err != nil {
-			return 0, err
-		}
-		if propsLen, header, err = xzUvarint(header); err != nil {
-			return 0, err
-		}
-		if propsLen > uint64(len(header)) {
-			return 0, errors.New("filter properties run past the block header")
-		}
-		props := header[:propsLen]
-		header = header[propsLen:]
-		if id != lzma2FilterID {
-			continue
-		}
-		if propsLen != 1 || props[0]&0x3f > 40 {
-			return 0, errors.New("bad LZMA2 properties")
-		}
-		bits := uint64(props[0] & 0x3f)
-		if bits == 40 {
-			return 1<<32 - 1, nil
-		}
-		return (2 | bits&1) << (bits/2 + 11), nil
-	}
-	return 0, nil
-}
-
-// xzUvarint reads one of xz's multibyte integers, which use the same encoding as Go's
-// unsigned varints.
-func xzUvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, errors.New("bad xz integer")
-	}
-	return v, b[n:], nil
 }

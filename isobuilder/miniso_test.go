@@ -307,38 +307,3 @@ func TestPackMinimalSmallISOs(t *testing.T) {
 		t.Error("unpacking does not reproduce the minimal ISO")
 	}
 }
-
-func FuzzUnpackMinimal(f *testing.F) {
-	full := make([]byte, 64*SectorSize)
-	for i := range full {
-		full[i] = byte(i * 7)
-	}
-	minimal := slices.Concat(make([]byte, 3*SectorSize), full[5*SectorSize:5*SectorSize+100], make([]byte, 500))
-	var packed bytes.Buffer
-	if _, err := compressMinimal(bytes.NewReader(minimal), int64(len(minimal)),
-		[]embed.MinisoEntry{{Minimal: 3, Full: 5, Length: 100}}, &packed); err != nil {
-		f.Fatal(err)
-	}
-	m := &embed.Miniso{Entries: []embed.MinisoEntry{{Minimal: 3, Full: 5, Length: 100}}, XZPacked: packed.Bytes(),
-		Digest: sha256.Sum256(minimal)}
-	if err := UnpackMinimal(bytes.NewReader(full), int64(len(full)), m, io.Discard); err != nil {
-		f.Fatalf("the seed does not unpack: %v", err)
-	}
-	seed, err := m.Encode()
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed)
-	f.Fuzz(func(t *testing.T, dat []byte) {
-		m, err := embed.DecodeMiniso(dat)
-		if err != nil {
-			return
-		}
-		var out bytes.Buffer
-		if err := UnpackMinimal(bytes.NewReader(full), int64(len(full)), m, &out); err == nil {
-			if sha256.Sum256(out.Bytes()) != m.Digest {
-				t.Fatal("UnpackMinimal succeeded but the output does not have the recorded digest")
-			}
-		}
-	})
-}

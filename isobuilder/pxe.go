@@ -20,6 +20,14 @@ import (
 // for network boots.
 const PXEDir = "IMAGES/PXEBOOT"
 
+// The network-boot files of PXEDir, by the names coreos-installer gives them; a node's PXE
+// directory and the server publish them under the same names.
+const (
+	PXEKernel    = "vmlinuz"
+	PXEInitramfs = "initrd.img"
+	PXERootfs    = "rootfs.img"
+)
+
 // MaxInitramfsSize bounds the decompressed bytes read from a whole live initramfs: a real
 // RHCOS initramfs unpacks to a few hundred MiB, and only a handful of small files are kept.
 const MaxInitramfsSize = 4 << 30
@@ -38,6 +46,9 @@ var (
 	// ErrInitramfsCustomized means an initramfs already carries an Ignition config or
 	// network keyfiles.
 	ErrInitramfsCustomized = errors.New("input is already customized")
+	// ErrInitramfsNoNetwork means an initramfs would ignore network keyfiles: its
+	// features.json lacks live-initrd-network.
+	ErrInitramfsNoNetwork = errors.New("this live initramfs does not read network keyfiles")
 )
 
 // PXEFile is one plain file of PXEDir.
@@ -51,7 +62,7 @@ type PXEFile struct {
 // PXEFiles lists the plain files of IMAGES/PXEBOOT in on-disc order; subdirectories are
 // skipped. An ISO without the directory is not a CoreOS live ISO.
 func (l *LiveISO) PXEFiles() ([]PXEFile, error) {
-	dir, err := l.Volume.Lookup(PXEDir)
+	dir, err := l.volume.Lookup(PXEDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("unrecognized CoreOS ISO image: no %s directory with the network-boot files", PXEDir)
 	}
@@ -61,7 +72,7 @@ func (l *LiveISO) PXEFiles() ([]PXEFile, error) {
 	if !dir.Dir {
 		return nil, fmt.Errorf("unrecognized CoreOS ISO image: %s is a file, not a directory", PXEDir)
 	}
-	records, err := l.Volume.ReadDir(dir)
+	records, err := l.volume.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +112,13 @@ func (l *LiveISO) PXEFile(name string) (PXEFile, error) {
 
 // PXEFileReader reads the bytes of f from the ISO.
 func (l *LiveISO) PXEFileReader(f PXEFile) *io.SectionReader {
-	return io.NewSectionReader(l.file, f.Offset(), int64(f.Length))
+	return io.NewSectionReader(l.base, f.Offset(), int64(f.Length))
 }
 
 // CopyPXEFile writes the bytes of f to w, moved by the kernel when w is a file (see
 // Image.WriteTo); progress, if not nil, is told the bytes written so far.
 func (l *LiveISO) CopyPXEFile(ctx context.Context, w io.Writer, f PXEFile, progress Progress) error {
-	sw := newSequentialWriter(ctx, w, l.file, progress, true)
+	sw := newSequentialWriter(ctx, w, l.base, progress, true)
 	if err := sw.copyBase(f.Offset(), int64(f.Length)); err != nil {
 		return fmt.Errorf("copying %s/%s: %w", PXEDir, f.Name, err)
 	}
@@ -116,68 +127,40 @@ func (l *LiveISO) CopyPXEFile(ctx context.Context, w io.Writer, f PXEFile, progr
 }
 
 // ExtractPXE writes every PXE file to dir as prefix+name, as `coreos-installer iso extract
-// pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"). Files are created new: when
-// any destination exists nothing is written and the error wraps fs.ErrExist. Each file is
-// written to a temporary file and renamed; on error the files already written are removed.
-// It returns the paths written.
-func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) (written []string, err error) {
+// pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"), through one Stage. Files are
+// created new: when any destination exists nothing is written and the error wraps
+// fs.ErrExist. It returns the paths written.
+func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) ([]string, error) {
 	files, err := l.PXEFiles()
 	if err != nil {
 		return nil, err
 	}
+	stage := NewStage(false)
+	defer stage.Abort()
+	outs := make([]*os.File, len(files))
 	dests := make([]string, len(files))
 	for i, f := range files {
 		dests[i] = filepath.Join(dir, prefix+f.Name)
-		if _, err := os.Lstat(dests[i]); err == nil {
-			return nil, fmt.Errorf("writing %s: %w; remove it or extract to another directory", dests[i], fs.ErrExist)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+		if outs[i], err = stage.Create(dests[i], WriteOptions{}.perm()); err != nil {
+			return nil, extractError(err)
 		}
 	}
-	defer func() {
-		if err != nil {
-			for _, p := range written {
-				os.Remove(p)
-			}
-			written = nil
-		}
-	}()
 	for i, f := range files {
-		if err := l.extractOne(ctx, f, dests[i]); err != nil {
-			return written, err
+		if err := l.CopyPXEFile(ctx, outs[i], f, nil); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", dests[i], err)
 		}
-		written = append(written, dests[i])
 	}
-	syncDir(dir)
-	return written, nil
+	if err := stage.Commit(); err != nil {
+		return nil, extractError(err)
+	}
+	return dests, nil
 }
 
-// extractOne copies f to a temporary file beside dest, syncs it and renames it to dest
-// unless dest exists.
-func (l *LiveISO) extractOne(ctx context.Context, f PXEFile, dest string) (err error) {
-	tmp, err := createTemp(filepath.Dir(dest))
-	if err != nil {
-		return fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := l.CopyPXEFile(ctx, tmp, f, nil); err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	err = publish(tmp.Name(), dest, false)
+// extractError says what to do about a destination that exists: extraction never replaces
+// a file.
+func extractError(err error) error {
 	if errors.Is(err, fs.ErrExist) {
-		// pxe extract never replaces a file: --force is not the way out.
-		return fmt.Errorf("writing %s: %w; remove it or extract to another directory", dest, fs.ErrExist)
+		return fmt.Errorf("%w; remove it or extract to another directory", err)
 	}
 	return err
 }
@@ -189,14 +172,12 @@ func (l *LiveISO) extractOne(ctx context.Context, f PXEFile, dest string) (err e
 // keyfiles need its live-initrd-network feature; otherwise the error wraps
 // ErrNotLiveInitramfs or ErrInitramfsCustomized, and w has received a partial copy.
 func CustomizeInitramfs(w io.Writer, stock io.Reader, files initrd.Files) error {
-	features, err := inspectInitramfs(io.TeeReader(stock, w))
+	features, err := InspectInitramfs(io.TeeReader(stock, w))
 	if err != nil {
 		return err
 	}
-	for _, p := range files.Paths() {
-		if initrd.IsNetworkFile(p) && !features.LiveInitrdNetwork {
-			return fmt.Errorf("this live initramfs does not read network keyfiles (%s lacks live-initrd-network); use a newer RHCOS, or ip= kernel arguments", initramfsFeaturesPath)
-		}
+	if err := CheckInitramfsPayload(features, files); err != nil {
+		return err
 	}
 	packed, err := initrd.Pack(files)
 	if err != nil {
@@ -206,11 +187,23 @@ func CustomizeInitramfs(w io.Writer, stock io.Reader, files initrd.Files) error 
 	return err
 }
 
-// inspectInitramfs reads a whole initramfs, checks that it is a CoreOS live initramfs
-// without a customization, and returns the features of its etc/coreos/features.json (all
+// CheckInitramfsPayload says whether a live initramfs with features takes files: network
+// keyfiles need live-initrd-network (else the error wraps ErrInitramfsNoNetwork).
+func CheckInitramfsPayload(features embed.Features, files initrd.Files) error {
+	for _, p := range files.Paths() {
+		if initrd.IsNetworkFile(p) && !features.LiveInitrdNetwork {
+			return fmt.Errorf("%w (%s lacks live-initrd-network); use a newer RHCOS, or ip= kernel arguments", ErrInitramfsNoNetwork, initramfsFeaturesPath)
+		}
+	}
+	return nil
+}
+
+// InspectInitramfs reads a whole initramfs, checks that it is a CoreOS live initramfs
+// without a customization (else the error wraps ErrNotLiveInitramfs or
+// ErrInitramfsCustomized), and returns the features of its etc/coreos/features.json (all
 // false when absent). Only the stamp and features.json are kept in memory; paths are compared
 // as the kernel unpacks them, so "./config.ign" counts as config.ign.
-func inspectInitramfs(r io.Reader) (embed.Features, error) {
+func InspectInitramfs(r io.Reader) (embed.Features, error) {
 	var features embed.Features
 	// A few names say enough; a hostile archive could hold millions.
 	const maxNamed = 5

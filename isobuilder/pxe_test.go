@@ -247,34 +247,3 @@ func TestCustomizeInitramfsRefuses(t *testing.T) {
 		})
 	}
 }
-
-// FuzzInspectInitramfs: any input is either accepted as a live initramfs or refused with an
-// error; never a panic.
-func FuzzInspectInitramfs(f *testing.F) {
-	stock := stockInitramfs(f, `{"live-initrd-network": true}`)
-	f.Add(stock)
-	f.Add(append(slices.Clone(stock), mustPack(f, initrd.Files{initrd.IgnitionPath: []byte("{}")})...))
-	f.Add(mustPack(f, initrd.Files{initrd.IgnitionPath: nil}))
-	f.Add([]byte("initrd data\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, err := inspectInitramfs(bytes.NewReader(b)); err != nil {
-			return
-		}
-		// Accepted: the stamp is there and no customization, whatever the paths look like.
-		files, err := initrd.Read(bytes.NewReader(b), initrd.ReadOptions{MaxSize: MaxInitramfsSize})
-		if err != nil {
-			t.Fatalf("accepted an initramfs that does not read back: %v", err)
-		}
-		stamped := false
-		for name := range files {
-			p := unpackedPath(name)
-			stamped = stamped || p == LiveInitramfsStamp
-			if p == initrd.IgnitionPath || initrd.IsNetworkFile(p) {
-				t.Fatalf("accepted an initramfs holding %s", name)
-			}
-		}
-		if !stamped {
-			t.Fatal("accepted an initramfs without the stamp")
-		}
-	})
-}

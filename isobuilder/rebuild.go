@@ -53,7 +53,7 @@ func (l *LiveISO) Rebuild(ctx context.Context, dir string, opts RebuildOptions) 
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir)
+	tmp, err := createTemp(dir, secretPerm)
 	if err != nil {
 		return nil, fmt.Errorf("creating the rebuilt ISO: %w", err)
 	}
@@ -68,7 +68,7 @@ func (l *LiveISO) Rebuild(ctx context.Context, dir string, opts RebuildOptions) 
 		return nil, fmt.Errorf("writing the rebuilt ISO: %w", err)
 	}
 	var edit func(*LiveISO) ([]Patch, error)
-	if opts.Minimal && l.Kargs != nil {
+	if opts.Minimal && l.kargs != nil {
 		edit = func(d *LiveISO) ([]Patch, error) { return rebuiltMinimalKargs(l, d, opts.RootfsURL) }
 	}
 	return openDerived(tmpName, "rebuilt ISO", edit)
@@ -81,7 +81,7 @@ func rebuiltMinimalKargs(src, d *LiveISO, rootfsURL string) ([]Patch, error) {
 	if err != nil {
 		return nil, err
 	}
-	newDefault, _, err := minimalKargs(src.Kargs.Default, "")
+	newDefault, _, err := minimalKargs(src.kargs.Default, "")
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func rebuiltMinimalKargs(src, d *LiveISO, rootfsURL string) ([]Patch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Kargs.Source != "coreKarg header" {
+	if d.kargs.Source != "coreKarg header" {
 		return patches, nil // kargs.json was rewritten with the files
 	}
 	defaults, err := defaultKargsPatch(d, newDefault)
@@ -146,12 +146,12 @@ func (l *LiveISO) planRebuild(opts RebuildOptions) (*rebuildPlan, error) {
 	if opts.Minimal {
 		drop[rootfsPath], drop[minisoPath] = true, true
 	}
-	grow := opts.IgnitionAreaSize > l.Ignition.Length
-	if grow && (l.Ignition.Offset != l.fileOffset(l.Ignition.File) || l.Ignition.Length != l.fileLength(l.Ignition.File)) {
-		return nil, fmt.Errorf("the Ignition area is a part of %s, not a whole file; it cannot be grown", l.Ignition.File)
+	grow := opts.IgnitionAreaSize > l.ignition.Length
+	if grow && (l.ignition.Offset != l.fileOffset(l.ignition.File) || l.ignition.Length != l.fileLength(l.ignition.File)) {
+		return nil, fmt.Errorf("the Ignition area is a part of %s, not a whole file; it cannot be grown", l.ignition.File)
 	}
 	byLBA := map[uint32]*rebuildFile{}
-	err = l.Volume.Walk(func(e WalkEntry) error {
+	err = l.volume.Walk(func(e WalkEntry) error {
 		if e.Dir {
 			p.dirs = append(p.dirs, e.DisplayPath)
 			return nil
@@ -184,20 +184,20 @@ func (l *LiveISO) planRebuild(opts RebuildOptions) (*rebuildPlan, error) {
 		}
 		p.boot = append(p.boot, e)
 	}
-	ignitionImage := l.Ignition.File
+	ignitionImage := l.ignition.File
 	for _, f := range p.files {
-		if f.primary == l.Ignition.File {
+		if f.primary == l.ignition.File {
 			ignitionImage = f.display
 		}
 	}
 	for _, f := range p.files {
 		switch {
-		case grow && f.primary == l.Ignition.File:
+		case grow && f.primary == l.ignition.File:
 			f.length = opts.IgnitionAreaSize
 		case grow && f.primary == "COREOS/IGNINFO.JSO":
 			f.data = []byte(fmt.Sprintf("{\n  \"file\": %q\n}\n", ignitionImage))
 			f.srcLen, f.length = 0, int64(len(f.data))
-		case opts.Minimal && f.primary == kargsJSONPath && l.Kargs != nil:
+		case opts.Minimal && f.primary == kargsJSONPath && l.kargs != nil:
 			if err := l.minimalKargsJSON(f); err != nil {
 				return nil, err
 			}
@@ -220,11 +220,11 @@ func (l *LiveISO) minimalKargsJSON(f *rebuildFile) error {
 	if err := readAt(l, l.size, raw, int64(f.srcLBA)*SectorSize); err != nil {
 		return fmt.Errorf("reading %s: %w", kargsJSONPath, err)
 	}
-	newDefault, _, err := minimalKargs(l.Kargs.Default, "")
+	newDefault, _, err := minimalKargs(l.kargs.Default, "")
 	if err != nil {
 		return err
 	}
-	data, err := formatKargsJSON(raw, newDefault)
+	data, err := embed.FormatKargsJSON(raw, newDefault)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (l *LiveISO) editBootloaderConfig(f *rebuildFile, rootfsURL string) error {
 	if err := readAt(l, l.size, data, start); err != nil {
 		return fmt.Errorf("reading %s: %w", f.display, err)
 	}
-	if l.Kargs == nil {
+	if l.kargs == nil {
 		repl := ""
 		if rootfsURL != "" {
 			repl = rootfsURLArg(rootfsURL)
@@ -280,7 +280,7 @@ func (l *LiveISO) editBootloaderConfig(f *rebuildFile, rootfsURL string) error {
 		return nil
 	}
 	inArea := func(i int) bool {
-		for _, a := range l.Kargs.Areas {
+		for _, a := range l.kargs.Areas {
 			if off := start + int64(i); off >= a.Offset && off < a.End() {
 				return true
 			}
@@ -354,7 +354,7 @@ func (p *rebuildPlan) fillWorkspace(workspace string) error {
 			return fmt.Errorf("rebuild workspace: %w", err)
 		}
 		if f.bootTable {
-			err = newSequentialWriter(context.Background(), w, p.src.file, nil, true).copyBase(int64(f.srcLBA)*SectorSize, f.srcLen)
+			err = newSequentialWriter(context.Background(), w, p.src.base, nil, true).copyBase(int64(f.srcLBA)*SectorSize, f.srcLen)
 		}
 		if err == nil {
 			err = w.Truncate(f.length)
@@ -374,7 +374,7 @@ func (p *rebuildPlan) finalize(workspace string, out *os.File) error {
 	if err != nil {
 		return fmt.Errorf("go-diskfs: %w", err)
 	}
-	opts := iso9660.FinalizeOptions{RockRidge: true, Joliet: true, VolumeIdentifier: p.src.Volume.VolumeID}
+	opts := iso9660.FinalizeOptions{RockRidge: true, Joliet: true, VolumeIdentifier: p.src.volume.VolumeID}
 	if len(p.boot) > 0 {
 		// A catalog the source hid from the directory tree stays hidden.
 		et := &iso9660.ElTorito{BootCatalog: p.catalog, HideBootCatalog: p.catalog == ""}
@@ -467,7 +467,7 @@ func (p *rebuildPlan) copyData(ctx context.Context, out *os.File, newVol *Volume
 			if _, err := out.Seek(dst, 0); err != nil {
 				return nil, err
 			}
-			if err := newSequentialWriter(ctx, out, p.src.file, nil, true).copyBase(int64(f.srcLBA)*SectorSize, f.srcLen); err != nil {
+			if err := newSequentialWriter(ctx, out, p.src.base, nil, true).copyBase(int64(f.srcLBA)*SectorSize, f.srcLen); err != nil {
 				return nil, fmt.Errorf("copying %s: %w", f.display, err)
 			}
 		}

@@ -22,19 +22,26 @@ func normalizeVolume(src *LiveISO, out *os.File, newVol *Volume) error {
 	if err != nil {
 		return err
 	}
-	var created []byte
+	var primary []byte
 	for _, d := range srcDescs {
 		if d.data[0] == descriptorPrimary {
-			created = d.data[813:830]
+			primary = d.data
 			break
 		}
 	}
+	if primary == nil {
+		return errors.New("the source has no primary volume descriptor")
+	}
+	created := primary[813:830]
 	stamp := shortDate(created)
 	for _, nd := range newDescs {
 		t := nd.data[0]
 		if t != descriptorPrimary && t != descriptorSupplementary {
 			continue
 		}
+		// A descriptor the source lacks (the Joliet one go-diskfs adds) takes the primary's
+		// dates rather than the time of the rebuild.
+		copy(nd.data[813:881], primary[813:881])
 		for _, sd := range srcDescs {
 			if sd.data[0] == t {
 				copy(nd.data[8:72], sd.data[8:72])
@@ -47,7 +54,14 @@ func normalizeVolume(src *LiveISO, out *os.File, newVol *Volume) error {
 			return err
 		}
 		root := nd.data[156 : 156+rootRecordLen]
-		if err := normalizeTree(out, fileSize(out), binary.LittleEndian.Uint32(root[2:6]), binary.LittleEndian.Uint32(root[10:14]), stamp, created); err != nil {
+		dirs := []dirExtent{{binary.LittleEndian.Uint32(root[2:6]), binary.LittleEndian.Uint32(root[10:14])}}
+		// go-diskfs points the Joliet tree's records at the primary directories; only the
+		// path table reaches the Joliet directories it writes.
+		tabled, err := pathTableDirs(out, fileSize(out), nd.data)
+		if err != nil {
+			return err
+		}
+		if err := normalizeTree(out, fileSize(out), append(dirs, tabled...), stamp, created); err != nil {
 			return err
 		}
 	}
@@ -103,12 +117,45 @@ func shortDate(long []byte) []byte {
 	return []byte{byte(year - 1900), num(long[4:6]), num(long[6:8]), num(long[8:10]), num(long[10:12]), num(long[12:14]), long[16]}
 }
 
-// normalizeTree walks the directory tree from the root extent, rewriting every record's date,
-// Rock Ridge TF stamps and PX owner.
-func normalizeTree(out *os.File, size int64, rootLBA, rootLen uint32, stamp, longStamp []byte) error {
-	type extent struct{ lba, length uint32 }
-	queue := []extent{{rootLBA, rootLen}}
-	seen := map[uint32]bool{rootLBA: true}
+// dirExtent is where a directory's records are.
+type dirExtent struct{ lba, length uint32 }
+
+// pathTableDirs lists the directories of a volume's little-endian path table, each with the
+// length its "." record gives.
+func pathTableDirs(out *os.File, size int64, desc []byte) ([]dirExtent, error) {
+	tableLen, tableLBA := binary.LittleEndian.Uint32(desc[132:136]), binary.LittleEndian.Uint32(desc[140:144])
+	if tableLen > maxDirSize {
+		return nil, fmt.Errorf("rebuilt path table at LBA %d is %d bytes", tableLBA, tableLen)
+	}
+	table := make([]byte, tableLen)
+	if err := readAt(out, size, table, int64(tableLBA)*SectorSize); err != nil {
+		return nil, err
+	}
+	var dirs []dirExtent
+	dot := make([]byte, minRecordLen)
+	for i := 0; i+8 <= len(table); {
+		nameLen := int(table[i])
+		lba := binary.LittleEndian.Uint32(table[i+2 : i+6])
+		if err := readAt(out, size, dot, int64(lba)*SectorSize); err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, dirExtent{lba, binary.LittleEndian.Uint32(dot[10:14])})
+		i += 8 + nameLen + nameLen%2
+	}
+	return dirs, nil
+}
+
+// normalizeTree walks the directory trees from the given extents, rewriting every record's
+// date, Rock Ridge TF stamps and PX owner.
+func normalizeTree(out *os.File, size int64, roots []dirExtent, stamp, longStamp []byte) error {
+	var queue []dirExtent
+	seen := map[uint32]bool{}
+	for _, r := range roots {
+		if !seen[r.lba] {
+			seen[r.lba] = true
+			queue = append(queue, r)
+		}
+	}
 	for len(queue) > 0 {
 		dir := queue[0]
 		queue = queue[1:]
@@ -119,21 +166,15 @@ func normalizeTree(out *os.File, size int64, rootLBA, rootLen uint32, stamp, lon
 		if err := readAt(out, size, buf, int64(dir.lba)*SectorSize); err != nil {
 			return err
 		}
-		for i := 0; i < len(buf); {
-			n := int(buf[i])
-			if n == 0 {
-				i = (i/SectorSize + 1) * SectorSize
-				continue
+		err := eachRecord(buf, func(_ int, rec []byte) (bool, error) {
+			if len(rec) < minRecordLen || minRecordLen+int(rec[32]) > len(rec) {
+				return false, fmt.Errorf("a malformed %d-byte record", len(rec))
 			}
-			if n < minRecordLen || i+n > len(buf) {
-				return fmt.Errorf("rebuilt directory at LBA %d: bad record at byte %d", dir.lba, i)
-			}
-			rec := buf[i : i+n]
 			copy(rec[18:25], stamp)
 			nameLen := int(rec[32])
-			if su := minRecordLen + nameLen + (nameLen+1)%2; su < n {
+			if su := systemUseStart(nameLen); su < len(rec) {
 				if err := normalizeSUSP(out, size, rec[su:], stamp, longStamp, 0); err != nil {
-					return err
+					return false, err
 				}
 			}
 			name := rec[minRecordLen : minRecordLen+nameLen]
@@ -142,10 +183,13 @@ func normalizeTree(out *os.File, size int64, rootLBA, rootLen uint32, stamp, lon
 				lba := binary.LittleEndian.Uint32(rec[2:6])
 				if !seen[lba] {
 					seen[lba] = true
-					queue = append(queue, extent{lba, binary.LittleEndian.Uint32(rec[10:14])})
+					queue = append(queue, dirExtent{lba, binary.LittleEndian.Uint32(rec[10:14])})
 				}
 			}
-			i += n
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("rebuilt directory at LBA %d: %w", dir.lba, err)
 		}
 		if _, err := out.WriteAt(buf, int64(dir.lba)*SectorSize); err != nil {
 			return err
@@ -157,19 +201,15 @@ func normalizeTree(out *os.File, size int64, rootLBA, rootLen uint32, stamp, lon
 // normalizeSUSP rewrites the TF and PX entries of a system use area, following one level of
 // continuation area.
 func normalizeSUSP(out *os.File, size int64, area, stamp, longStamp []byte, depth int) error {
-	for len(area) >= 4 {
-		n := int(area[2])
-		if n < 4 || n > len(area) {
-			return nil
-		}
-		e := area[:n]
-		switch string(e[:2]) {
+	var err error
+	eachSUSPEntry(area, func(sig string, e []byte) bool {
+		switch sig {
 		case "TF":
 			width := 7
 			if e[4]&0x80 != 0 {
 				width = 17
 			}
-			for pos := 5; pos+width <= n; pos += width {
+			for pos := 5; pos+width <= len(e); pos += width {
 				if width == 7 {
 					copy(e[pos:], stamp)
 				} else {
@@ -177,32 +217,28 @@ func normalizeSUSP(out *os.File, size int64, area, stamp, longStamp []byte, dept
 				}
 			}
 		case "PX":
-			if n >= 36 {
+			if len(e) >= 36 {
 				clear(e[20:36]) // uid and gid, both byte orders
 			}
 		case "CE":
-			if n >= 28 && depth < maxContinuations {
-				block := binary.LittleEndian.Uint32(e[4:8])
-				off := binary.LittleEndian.Uint32(e[12:16])
-				length := binary.LittleEndian.Uint32(e[20:24])
-				if off < SectorSize && length <= SectorSize-off {
-					ce := make([]byte, length)
-					at := int64(block)*SectorSize + int64(off)
-					if err := readAt(out, size, ce, at); err != nil {
-						return err
-					}
-					if err := normalizeSUSP(out, size, ce, stamp, longStamp, depth+1); err != nil {
-						return err
-					}
-					if _, err := out.WriteAt(ce, at); err != nil {
-						return err
-					}
-				}
+			if c, ok := parseCE(e); ok && c.inSector() && depth < maxContinuations {
+				err = normalizeContinuation(out, size, c, stamp, longStamp, depth)
 			}
-		case "ST":
-			return nil
 		}
-		area = area[n:]
+		return err == nil
+	})
+	return err
+}
+
+// normalizeContinuation normalizes the SUSP entries of a continuation area in place.
+func normalizeContinuation(out *os.File, size int64, c continuation, stamp, longStamp []byte, depth int) error {
+	ce := make([]byte, c.length)
+	if err := readAt(out, size, ce, c.at()); err != nil {
+		return err
 	}
-	return nil
+	if err := normalizeSUSP(out, size, ce, stamp, longStamp, depth+1); err != nil {
+		return err
+	}
+	_, err := out.WriteAt(ce, c.at())
+	return err
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
@@ -108,7 +109,7 @@ func filesByPath(t *testing.T, iso string) map[string][]byte {
 	}
 	defer l.Close()
 	files := map[string][]byte{}
-	err = l.Volume.Walk(func(e WalkEntry) error {
+	err = l.volume.Walk(func(e WalkEntry) error {
 		if !e.Dir {
 			b := make([]byte, e.Length)
 			if _, err := l.ReadAt(b, e.Offset()); err != nil {
@@ -158,8 +159,8 @@ func TestRebuildMinimalHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Volume.VolumeID != "hybrid-test" || m.Volume.SystemID != "LINUX" {
-		t.Errorf("volume id %q, system id %q: want the source's", m.Volume.VolumeID, m.Volume.SystemID)
+	if m.volume.VolumeID != "hybrid-test" || m.volume.SystemID != "LINUX" {
+		t.Errorf("volume id %q, system id %q: want the source's", m.volume.VolumeID, m.volume.SystemID)
 	}
 	current, err := m.CurrentKargs()
 	if err != nil {
@@ -169,8 +170,8 @@ func TestRebuildMinimalHybrid(t *testing.T) {
 	if current != wantKargs {
 		t.Errorf("kargs %q, want %q", current, wantKargs)
 	}
-	if m.Kargs.Default != "ignition.firstboot ignition.platform.id=metal" {
-		t.Errorf("default kargs %q", m.Kargs.Default)
+	if m.kargs.Default != "ignition.firstboot ignition.platform.id=metal" {
+		t.Errorf("default kargs %q", m.kargs.Default)
 	}
 	// A later kargs edit works on the rebuilt areas.
 	if _, err := m.KargsPatches(current + " foo"); err != nil {
@@ -233,8 +234,8 @@ func TestRebuildGrowsIgnitionArea(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	if g.Ignition.Length != size || g.Ignition.File != "IMAGES/IGNITION.IMG" {
-		t.Errorf("Ignition area %+v, want the whole %d-byte images/ignition.img", g.Ignition, size)
+	if g.ignition.Length != size || g.ignition.File != "IMAGES/IGNITION.IMG" {
+		t.Errorf("Ignition area %+v, want the whole %d-byte images/ignition.img", g.ignition, size)
 	}
 	if area, _ := g.IgnitionAreaBytes(); !bytes.Equal(area, make([]byte, size)) {
 		t.Error("the grown area is not all zeros")
@@ -267,13 +268,13 @@ func TestRebuildFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			if _, err := m.Volume.Lookup(rootfsPath); !errors.Is(err, os.ErrNotExist) {
+			if _, err := m.volume.Lookup(rootfsPath); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("rootfs.img: %v, want gone", err)
 			}
 			if area, err := m.IgnitionAreaBytes(); err != nil || len(area) != 262144 {
 				t.Errorf("Ignition area %d bytes (%v)", len(area), err)
 			}
-			if m.Kargs == nil {
+			if m.kargs == nil {
 				cfgs := filesByPath(t, out)
 				for path, data := range cfgs {
 					if isBootloaderConfig(path) && (bytes.Contains(data, []byte("coreos.liveiso")) || !bytes.Contains(data, []byte("coreos.live.rootfs_url="+url))) {
@@ -289,8 +290,8 @@ func TestRebuildFixtures(t *testing.T) {
 			if strings.Contains(current, "coreos.liveiso") || !strings.HasSuffix(current, " coreos.live.rootfs_url="+url) {
 				t.Errorf("kargs %q", current)
 			}
-			if strings.Contains(m.Kargs.Default, "coreos.liveiso") {
-				t.Errorf("default kargs %q", m.Kargs.Default)
+			if strings.Contains(m.kargs.Default, "coreos.liveiso") {
+				t.Errorf("default kargs %q", m.kargs.Default)
 			}
 		})
 	}
@@ -309,5 +310,22 @@ func TestRebuildRefusesBadURL(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left %d entries behind", len(left))
+	}
+}
+
+// A rebuild takes every date from the source ISO: two rebuilds with the wall clock on
+// different seconds (the resolution of ISO9660 dates) give the same bytes.
+func TestRebuildIsDeterministicAcrossTheClock(t *testing.T) {
+	src := hybridISO(t)
+	for _, opts := range []RebuildOptions{
+		{Minimal: true, MinimalOptions: MinimalOptions{RootfsURL: "http://192.0.2.1/rootfs.img"}},
+		{IgnitionAreaSize: 1 << 20},
+	} {
+		first := fileSHA256(t, rebuild(t, src, opts))
+		now := time.Now()
+		time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
+		if again := fileSHA256(t, rebuild(t, src, opts)); again != first {
+			t.Errorf("%+v: rebuilding a second later gives different bytes", opts)
+		}
 	}
 }

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strconv"
 )
 
 // copyChunkSize bounds both the copy buffer and each kernel copy, so memory stays independent
@@ -23,6 +20,16 @@ type Progress func(written int64)
 type WriteOptions struct {
 	Force    bool     // replace an existing destination
 	Progress Progress // called at least every 64 MiB and at the end
+	// Perm is the mode of a new file before the umask; 0 means 0666. An output that
+	// carries a config is a secret: 0600.
+	Perm fs.FileMode
+}
+
+func (o WriteOptions) perm() fs.FileMode {
+	if o.Perm == 0 {
+		return 0o666
+	}
+	return o.Perm
 }
 
 // WriteTo streams the composed bytes to w. When w and the base are both *os.File, unchanged
@@ -34,117 +41,39 @@ func (img *Image) WriteTo(w io.Writer) (int64, error) {
 	return sw.written, err
 }
 
-// WriteFile writes img to dest atomically: a temporary ".sno-iso-*" file in dest's directory
-// receives the bytes and is synced, then renamed into place. Without opts.Force an existing
-// dest is refused (the error wraps fs.ErrExist), also when it appears during the write. A dest
-// that is the base file itself is refused: that is what WriteInPlace is for. On any error or
-// cancellation of ctx the temporary file is removed and dest is untouched.
-func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) (err error) {
-	if err := checkDestination(img, dest, opts.Force); err != nil {
+// WriteFile writes img to dest atomically, through a Stage: a temporary ".sno-iso-*" file in
+// dest's directory receives the bytes and is synced, then renamed into place. Without
+// opts.Force an existing dest is refused (the error wraps fs.ErrExist), also when it appears
+// during the write. A dest that is the base file itself is refused: that is what
+// WriteInPlace is for. On any error or cancellation of ctx the temporary file is removed and
+// dest is untouched.
+func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) error {
+	if err := checkNotBase(img, dest); err != nil {
 		return err
 	}
-	tmp, err := createTemp(filepath.Dir(dest))
+	stage := NewStage(opts.Force)
+	defer stage.Abort()
+	f, err := stage.Create(dest, opts.perm())
 	if err != nil {
-		return fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
+		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := newSequentialWriter(ctx, tmp, img.base, opts.Progress, true).writeImage(img); err != nil {
+	if err := newSequentialWriter(ctx, f, img.base, opts.Progress, true).writeImage(img); err != nil {
 		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: syncing %s: %w", dest, tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: closing %s: %w", dest, tmp.Name(), err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("writing %s: %w", dest, err)
 	}
-	return publish(tmp.Name(), dest, opts.Force)
+	return stage.Commit()
 }
 
-// publish moves the finished temporary file tmp to dest, replacing dest only with force (a
-// no-clobber rename otherwise, so a file that appeared meanwhile is never overwritten), then
-// syncs the directory so that the new name survives a crash.
-func publish(tmp, dest string, force bool) error {
-	var err error
-	if force {
-		err = os.Rename(tmp, dest)
-	} else {
-		err = renameNoReplace(tmp, dest)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return existsError(dest)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	syncDir(filepath.Dir(dest))
-	return nil
-}
-
-// checkDestination refuses, before any byte is written, a dest that is the base file, an
-// existing dest without force, and a dest that a rename would not replace sensibly.
-func checkDestination(img *Image, dest string, force bool) error {
+// checkNotBase refuses a dest that is the file the image reads its base from.
+func checkNotBase(img *Image, dest string) error {
 	if baseInfo, ok := img.baseInfo(); ok {
 		if destInfo, err := os.Stat(dest); err == nil && os.SameFile(baseInfo, destInfo) {
 			return fmt.Errorf("writing %s: it is the input ISO itself; to modify the input, edit it in place instead of writing an output", dest)
 		}
 	}
-	info, err := os.Lstat(dest)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("writing %s: %w", dest, err)
-	case !force:
-		return existsError(dest)
-	case info.IsDir():
-		return fmt.Errorf("writing %s: it is a directory; name the output file", dest)
-	case !info.Mode().IsRegular() && info.Mode()&fs.ModeSymlink == 0:
-		return fmt.Errorf("writing %s: it is not a regular file (%v); write to a device as a stream instead", dest, info.Mode().Type())
-	}
 	return nil
-}
-
-func existsError(dest string) error {
-	return fmt.Errorf("writing %s: %w; use --force to replace it", dest, fs.ErrExist)
-}
-
-// createTemp creates a new hidden file in dir. Unlike os.CreateTemp it asks for mode 0666, so
-// the output gets the permissions the umask gives any new file rather than 0600.
-func createTemp(dir string) (*os.File, error) {
-	for range 100 {
-		name := filepath.Join(dir, ".sno-iso-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
-}
-
-// linkThenUnlink moves oldpath to newpath without replacing an existing newpath: creating a
-// link fails if newpath exists.
-func linkThenUnlink(oldpath, newpath string) error {
-	if err := os.Link(oldpath, newpath); err != nil {
-		return err
-	}
-	return os.Remove(oldpath)
-}
-
-// syncDir makes a rename in dir durable. Errors are ignored: the data itself is already synced
-// and some filesystems cannot sync a directory.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // WriteInPlace writes only the patches into the file at path, then syncs it. The file must be

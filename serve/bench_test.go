@@ -1,3 +1,7 @@
+// The download benchmarks report CPU time from getrusage, which Windows lacks.
+
+//go:build unix
+
 package serve
 
 import (

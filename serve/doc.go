@@ -1,5 +1,6 @@
-// Package serve is an HTTP handler that serves nodes' customized ISOs and PXE artifacts
-// composed over a pristine live ISO, without writing them anywhere: each response is the
-// ISO's unchanged bytes, sent with sendfile where the transport allows, around the node's
-// patches, which are prepared once and again only when the node's files change.
+// Package serve is an HTTP handler that serves nodes' customized ISOs, minimal ISOs and PXE
+// artifacts composed over a pristine live ISO, without writing them anywhere: each response
+// is the ISO's unchanged bytes, sent with sendfile where the transport allows, around the
+// node's patches. Each node is a directory that package node loads and prepares; it is
+// prepared on first request and again only when one of the files it read changes.
 package serve

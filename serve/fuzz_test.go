@@ -19,7 +19,7 @@ import (
 // a body as long as Content-Length says, and bytes that are the file's bytes where the
 // Content-Range says.
 func FuzzRequest(f *testing.F) {
-	h := newHarness(f, "", map[string]string{"a": configA}, func(c *Config) { c.BaseURL = "http://192.0.2.1" })
+	h := newHarness(f, "", map[string]string{"a": configA}, func(c *testSetup) { c.BaseURL = "http://192.0.2.1" })
 	full := h.want(configA)
 	first, _ := h.get("/a.iso")
 	etag, lastModified := first.Header.Get("ETag"), first.Header.Get("Last-Modified")

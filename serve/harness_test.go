@@ -16,6 +16,7 @@ import (
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // testConfig is the file a test node is made of: its content becomes config.ign.
@@ -23,8 +24,8 @@ const testConfig = "config.ign"
 
 // testPrepare makes a node of dir/config.ign, embedded as it is; a config starting with
 // "broken" fails, as a real preparation fails on a bad file.
-func testPrepare(calls *atomic.Int32) PrepareFunc {
-	return func(dir string) (*Node, []string, error) {
+func testPrepare(calls *atomic.Int32) prepareFunc {
+	return func(dir string) (*node.Node, []string, error) {
 		calls.Add(1)
 		p := filepath.Join(dir, testConfig)
 		inputs := []string{p}
@@ -39,15 +40,8 @@ func testPrepare(calls *atomic.Int32) PrepareFunc {
 	}
 }
 
-func testNode(config []byte) *Node {
-	payload := initrd.Files{initrd.IgnitionPath: config}
-	return &Node{
-		Image:   func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) { return customized(iso, payload) },
-		Payload: payload,
-		BootIPXE: func(_ *isobuilder.LiveISO, base string) ([]byte, error) {
-			return []byte("#!ipxe\nkernel " + base + "/vmlinuz\ninitrd " + base + "/initrd.img\nboot\n"), nil
-		},
-	}
+func testNode(config []byte) *node.Node {
+	return &node.Node{Payload: initrd.Files{initrd.IgnitionPath: config}}
 }
 
 func customized(iso *isobuilder.LiveISO, payload initrd.Files) (*isobuilder.Image, error) {
@@ -89,7 +83,13 @@ type harness struct {
 }
 
 // newHarness serves iso (a fixture copy when empty) with the nodes given as name → config.
-func newHarness(t testing.TB, iso string, nodes map[string]string, configure func(*Config)) *harness {
+// testSetup is what a test may change before the server starts.
+type testSetup struct {
+	Config
+	prepare prepareFunc
+}
+
+func newHarness(t testing.TB, iso string, nodes map[string]string, configure func(*testSetup)) *harness {
 	t.Helper()
 	if iso == "" {
 		iso = fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
@@ -98,11 +98,11 @@ func newHarness(t testing.TB, iso string, nodes map[string]string, configure fun
 	for name, config := range nodes {
 		h.writeNode(name, config)
 	}
-	cfg := Config{ISO: iso, NodesDir: h.nodes, Prepare: testPrepare(&h.calls), TempDir: t.TempDir(), Log: &h.log}
+	setup := testSetup{Config{ISO: iso, NodesDir: h.nodes, TempDir: t.TempDir(), Log: &h.log}, testPrepare(&h.calls)}
 	if configure != nil {
-		configure(&cfg)
+		configure(&setup)
 	}
-	srv, err := New(cfg)
+	srv, err := newServer(setup.Config, setup.prepare)
 	if err != nil {
 		t.Fatal(err)
 	}

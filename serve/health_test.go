@@ -31,7 +31,7 @@ func metricValue(t *testing.T, body, series string) float64 {
 func TestHealthReadyAndMetrics(t *testing.T) {
 	store := newObjectStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
 	var observed atomic.Int64
-	h := newHarness(t, store.path, map[string]string{"a": configA, "b": "broken config"}, func(c *Config) {
+	h := newHarness(t, store.path, map[string]string{"a": configA, "b": "broken config"}, func(c *testSetup) {
 		c.ISO = store.url()
 		// The caller's observer is told too, next to the metrics.
 		c.Origin = origin.Options{Observe: func(int64, error) { observed.Add(1) }}
@@ -89,7 +89,7 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 }
 
 func TestSeparateAdmin(t *testing.T) {
-	h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) { c.SeparateAdmin = true })
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.SeparateAdmin = true })
 	if resp, _ := h.get(MetricsPath); resp.StatusCode != 404 {
 		t.Errorf("%s on the main handler with SeparateAdmin: %d", MetricsPath, resp.StatusCode)
 	}

@@ -22,10 +22,11 @@ const identityHead = 64 << 10
 func isoIdentity(iso *isobuilder.LiveISO, extra string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "iso %d %q\n", iso.Size(), extra)
-	spans := [][2]int64{{0, min(identityHead, iso.Size())}, {iso.Ignition.Offset, iso.Ignition.Length}}
-	if iso.Kargs != nil {
-		for _, a := range iso.Kargs.Areas {
-			spans = append(spans, [2]int64{a.Offset, int64(iso.Kargs.Size)})
+	ign := iso.IgnitionArea()
+	spans := [][2]int64{{0, min(identityHead, iso.Size())}, {ign.Offset, ign.Length}}
+	if kargs := iso.Kargs(); kargs != nil {
+		for _, a := range kargs.Areas {
+			spans = append(spans, [2]int64{a.Offset, int64(kargs.Size)})
 		}
 	}
 	for _, s := range spans {

@@ -16,20 +16,25 @@ var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.img">{{.Base}}/rootfs.img</a></p>
 {{if .ListErr}}<p><strong>Cannot list the nodes: {{.ListErr}}</strong></p>{{end}}
 <table>
-<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th></tr>
+<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
 {{range .Nodes}}<tr><td>{{.Name}}</td>
 <td><a href="{{$.Base}}/{{.Name}}.iso">{{$.Base}}/{{.Name}}.iso</a></td>
 <td><a href="{{$.Base}}/{{.Name}}-minimal.iso">{{.Name}}-minimal.iso</a></td>
 <td><a href="{{$.Base}}/{{.Name}}/boot.ipxe">{{$.Base}}/{{.Name}}/boot.ipxe</a></td>
 <td><a href="{{$.Base}}/{{.Name}}/vmlinuz">vmlinuz</a>, <a href="{{$.Base}}/{{.Name}}/initrd.img">initrd.img</a></td>
-<td>{{.State}}</td></tr>
-{{else}}<tr><td colspan="6">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
+<td>{{.State}}</td>
+<td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td></tr>
+{{else}}<tr><td colspan="7">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
 {{end}}</table>
 {{if .Skipped}}<h2>Not served</h2><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body></html>
 `))
 
-type indexNode struct{ Name, State string }
+type indexNode struct {
+	Name, State string
+	// Fetched says who downloaded the node's ISOs (a BMC's virtual CD).
+	Fetched []string
+}
 
 // serveIndex lists the nodes and their URLs, with the state of those already prepared:
 // listing does not prepare a node.
@@ -44,7 +49,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		ListErr                       error
 		Nodes                         []indexNode
 		Skipped                       []string
-	}{ISO: iso.path, VolumeID: iso.iso.Volume.VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
+	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
 	for _, name := range l.nodes {
 		state := "not requested yet"
 		s.mu.Lock()
@@ -58,7 +63,13 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 				}
 			}
 		}
-		data.Nodes = append(data.Nodes, indexNode{name, state})
+		var fetched []string
+		for _, iso := range []string{"/" + name + ".iso", "/" + name + minimalSuffix + ".iso"} {
+			if f := s.fetches.describe(iso); f != "" {
+				fetched = append(fetched, f)
+			}
+		}
+		data.Nodes = append(data.Nodes, indexNode{name, state, fetched})
 	}
 	var page bytes.Buffer
 	if err := indexPage.Execute(&page, data); err != nil {

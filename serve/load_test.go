@@ -81,7 +81,7 @@ func TestLoad(t *testing.T) {
 	debug.FreeOSMemory()
 	fdsBefore, rssBefore := openFDs(t), rss(t)
 
-	h := newHarness(t, iso, map[string]string{"node": config}, func(c *Config) { c.MaxConcurrent = 64 })
+	h := newHarness(t, iso, map[string]string{"node": config}, func(c *testSetup) { c.MaxConcurrent = 64 })
 	// Prepare before measuring the allocations of serving; the look-alike has a real live
 	// initramfs, so the PXE one can be checked too.
 	if resp, _ := h.get("/node.iso", "Range: bytes=0-0"); resp.StatusCode != 206 {

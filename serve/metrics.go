@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // metrics are a Server's Prometheus metrics, in a registry of its own so that several
@@ -99,24 +101,16 @@ func routeOf(path string) string {
 	switch {
 	case path == "/":
 		return "index"
-	case path == "/"+rootfsName:
+	case path == "/"+isobuilder.PXERootfs:
 		return "rootfs"
 	case strings.HasSuffix(last, minimalSuffix+".iso"):
 		return "minimal_iso"
 	case strings.HasSuffix(last, ".iso"):
 		return "iso"
-	case last == kernelName || last == initramfsName || last == rootfsName || last == ipxeName:
+	case last == isobuilder.PXEKernel || last == isobuilder.PXEInitramfs || last == isobuilder.PXERootfs || last == node.IPXEConfig:
 		return "pxe_" + strings.TrimSuffix(strings.TrimSuffix(last, ".img"), ".ipxe")
 	case path == HealthPath || path == ReadyPath || path == MetricsPath:
 		return "admin"
 	}
 	return "other"
-}
-
-// statusCode is the response's status, 200 when the handler wrote none.
-func (w *logWriter) statusCode() int {
-	if !w.wroteHeader {
-		return http.StatusOK
-	}
-	return w.status
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // nodeName is what a node directory may be called to be served: short, URL-safe without
@@ -84,7 +87,7 @@ type nodeState struct {
 	stamps  map[string]fileStamp // by input path
 	// modTime is the ISO's: the same on every replica, whenever each saw the node's files.
 	modTime time.Time
-	node    *Node
+	node    *node.Node
 	err     error // the node's files are broken
 
 	fullOnce sync.Once
@@ -115,13 +118,13 @@ func (ns *nodeState) fresh(iso *isoState) bool {
 // prepareNode runs the command's preparation for the node in dir, and remembers what it
 // read. It reads the one version of the files that nodeVersion names, again if that changed
 // while it read: an update of a Kubernetes volume mid-read is never half-read.
-func prepareNode(name, dir string, iso *isoState, prepare PrepareFunc) *nodeState {
+func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeState {
 	var ns *nodeState
 	for range maxVersionReads {
 		version := nodeVersion(dir)
-		node, inputs, err := prepare(version)
-		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: node, err: err, stamps: map[string]fileStamp{}, modTime: iso.modTime, minimal: map[string]*artifact{}}
-		if err == nil && node == nil {
+		n, inputs, err := prepare(version)
+		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]fileStamp{}, modTime: iso.modTime, minimal: map[string]*artifact{}}
+		if err == nil && n == nil {
 			ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
 		}
 		// The directory itself changes when a file is added or renamed in it; a file the
@@ -162,7 +165,7 @@ func (ns *nodeState) initramfs() (*artifact, error) {
 			ns.initrdErr = fmt.Errorf("node %s: %w", ns.name, err)
 			return
 		}
-		stock := ns.iso.pxe[initramfsName]
+		stock := ns.iso.pxe[isobuilder.PXEInitramfs]
 		b := newArtifact(ns.iso.file, binaryType, ns.modTime, "initramfs")
 		b.addFile(stock.Offset(), int64(stock.Length))
 		b.addData(packed)
@@ -173,20 +176,23 @@ func (ns *nodeState) initramfs() (*artifact, error) {
 
 // minimalISO is the node's customization over the minimal ISO that fetches its rootfs from
 // rootfsURL.
-func (ns *nodeState) minimalISO(ctx, reqCtx context.Context, rootfsURL, tempDir string, build MinimalFunc) (*artifact, error) {
+func (ns *nodeState) minimalISO(ctx, reqCtx context.Context, rootfsURL, tempDir string, log *log.Logger) (*artifact, error) {
 	ns.minimalMu.Lock()
 	a := ns.minimal[rootfsURL]
 	ns.minimalMu.Unlock()
 	if a != nil {
 		return a, nil
 	}
-	base, err := ns.iso.minimalBase(ctx, reqCtx, rootfsURL, tempDir, build)
+	base, err := ns.iso.minimalBase(ctx, reqCtx, rootfsURL, tempDir)
 	if err != nil {
 		return nil, err
 	}
 	img, err := ns.node.Image(base.derived.LiveISO)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", ns.name, err)
+	}
+	for _, w := range ns.node.MinimalWarnings(base.derived.LiveISO) {
+		log.Printf("node %s: warning: %s", ns.name, w)
 	}
 	a = imageArtifact(base.file, img, ns.modTime, "minimal", rootfsURL)
 	ns.minimalMu.Lock()

@@ -83,7 +83,7 @@ func (w *countingResponse) Write(p []byte) (int, error) {
 }
 
 func originHarness(t *testing.T, store *objectStore, nodes map[string]string) *harness {
-	return newHarness(t, store.path, nodes, func(c *Config) {
+	return newHarness(t, store.path, nodes, func(c *testSetup) {
 		c.ISO = store.url()
 		c.Origin = origin.Options{IdleTimeout: 2 * time.Second}
 	})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 const (
@@ -346,12 +347,14 @@ func TestBrokenNode(t *testing.T) {
 }
 
 func TestPXE(t *testing.T) {
-	h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) { c.BaseURL = "http://192.0.2.1:8080/" })
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.BaseURL = "http://192.0.2.1:8080/" })
 	for path, want := range map[string][]byte{
 		"/a/vmlinuz":    h.pxeBytes("vmlinuz"),
 		"/a/rootfs.img": h.pxeBytes("rootfs.img"),
 		"/rootfs.img":   h.pxeBytes("rootfs.img"),
-		"/a/boot.ipxe":  []byte("#!ipxe\nkernel http://192.0.2.1:8080/a/vmlinuz\ninitrd http://192.0.2.1:8080/a/initrd.img\nboot\n"),
+		"/a/boot.ipxe": []byte("#!ipxe\n# Single Node OpenShift live boot, written by sno-iso pxe build.\n" +
+			"kernel http://192.0.2.1:8080/a/vmlinuz initrd=main mitigations=auto,nosmt ignition.firstboot ignition.platform.id=metal coreos.live.rootfs_url=http://192.0.2.1:8080/a/rootfs.img\n" +
+			"initrd --name main http://192.0.2.1:8080/a/initrd.img\nboot\n"),
 	} {
 		resp, body := h.get(path)
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) {
@@ -369,7 +372,7 @@ func TestPXE(t *testing.T) {
 func TestBootIPXEFromHost(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	_, body := h.get("/a/boot.ipxe")
-	if want := "kernel " + h.url + "/a/vmlinuz\n"; !strings.Contains(string(body), want) {
+	if want := "kernel " + h.url + "/a/vmlinuz initrd=main "; !strings.Contains(string(body), want) {
 		t.Errorf("boot.ipxe %q lacks %q", body, want)
 	}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
@@ -379,23 +382,15 @@ func TestBootIPXEFromHost(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprint(conn, "GET /a/boot.ipxe HTTP/1.1\r\nHost: a_b!\r\nConnection: close\r\n\r\n")
 	reply, _ := io.ReadAll(conn)
-	if !strings.HasPrefix(string(reply), "HTTP/1.1 400") || !strings.Contains(string(reply), "--base-url") {
+	if !strings.HasPrefix(string(reply), "HTTP/1.1 400") || !strings.Contains(string(reply), "base URL") {
 		t.Errorf("a Host that is no host name: %q", reply)
 	}
 }
 
 func TestMinimal(t *testing.T) {
-	var made []string
-	var mu sync.Mutex
-	minimal := func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
-		mu.Lock()
-		made = append(made, opts.RootfsURL)
-		mu.Unlock()
-		return iso.MinimalFromMiniso(ctx, dir, opts)
-	}
 	tempDir := t.TempDir()
-	h := newHarness(t, "", map[string]string{"a": configA, "b": configB}, func(c *Config) {
-		c.Minimal, c.BaseURL, c.TempDir = minimal, "http://192.0.2.1:8080", tempDir
+	h := newHarness(t, "", map[string]string{"a": configA, "b": configB}, func(c *testSetup) {
+		c.BaseURL, c.TempDir = "http://192.0.2.1:8080", tempDir
 	})
 	iso, err := isobuilder.Open(h.iso)
 	if err != nil {
@@ -421,8 +416,11 @@ func TestMinimal(t *testing.T) {
 			t.Errorf("/%s-minimal.iso: %d bytes, not the %d bytes of the customized minimal ISO", node.name, len(body), len(want))
 		}
 	}
-	if len(made) != 1 {
-		t.Errorf("the minimal ISO was made %d times for 2 nodes, want once", len(made))
+	h.srv.mu.Lock()
+	made := len(h.srv.iso.minimal)
+	h.srv.mu.Unlock()
+	if made != 1 {
+		t.Errorf("%d minimal ISOs were made for 2 nodes with one rootfs URL, want one", made)
 	}
 	if ents, _ := os.ReadDir(tempDir); len(ents) != 0 {
 		t.Errorf("the minimal ISO is left in the temporary directory: %v", ents)
@@ -430,17 +428,9 @@ func TestMinimal(t *testing.T) {
 }
 
 func TestMinimalNeedsARootfsURL(t *testing.T) {
-	h := newHarness(t, "", map[string]string{"a": configA}, func(c *Config) {
-		c.Minimal = func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
-			return iso.MinimalFromMiniso(ctx, dir, opts)
-		}
-	})
-	if resp, body := h.get("/a-minimal.iso"); resp.StatusCode != 500 || !strings.Contains(string(body), "--base-url") {
+	h := newHarness(t, "", map[string]string{"a": configA}, nil)
+	if resp, body := h.get("/a-minimal.iso"); resp.StatusCode != 500 || !strings.Contains(string(body), "base URL") {
 		t.Errorf("a minimal ISO without a rootfs URL: %d %q", resp.StatusCode, body)
-	}
-	h2 := newHarness(t, "", map[string]string{"a": configA}, nil)
-	if resp, _ := h2.get("/a-minimal.iso"); resp.StatusCode != http.StatusNotImplemented {
-		t.Errorf("without a Minimal function: %d, want 501", resp.StatusCode)
 	}
 }
 
@@ -449,10 +439,10 @@ func TestMinimalNeedsARootfsURL(t *testing.T) {
 func TestConcurrencyLimit(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	h := newHarness(t, "", map[string]string{"slow": configA}, func(c *Config) {
+	h := newHarness(t, "", map[string]string{"slow": configA}, func(c *testSetup) {
 		c.MaxConcurrent = 1
-		prepare := c.Prepare
-		c.Prepare = func(dir string) (*Node, []string, error) {
+		prepare := c.prepare
+		c.prepare = func(dir string) (*node.Node, []string, error) {
 			entered <- struct{}{}
 			<-release
 			return prepare(dir)
@@ -574,7 +564,7 @@ func TestGracefulShutdown(t *testing.T) {
 	os.Mkdir(filepath.Join(nodes, "a"), 0o755)
 	os.WriteFile(filepath.Join(nodes, "a", testConfig), []byte(configA), 0o644)
 	var calls atomic.Int32
-	srv, err := New(Config{ISO: iso, NodesDir: nodes, Prepare: testPrepare(&calls)})
+	srv, err := newServer(Config{ISO: iso, NodesDir: nodes}, testPrepare(&calls))
 	if err != nil {
 		t.Fatal(err)
 	}

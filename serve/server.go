@@ -15,36 +15,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
 )
 
-// Node is one node's customization, as the command prepares it from the node's files. The
-// functions make what `sno-iso build` and `sno-iso pxe build` write, so the served bytes
-// are theirs.
-type Node struct {
-	// Image returns a pristine live ISO (the base ISO, or a minimal ISO made from it)
-	// customized for the node.
-	Image func(iso *isobuilder.LiveISO) (*isobuilder.Image, error)
-	// Payload is appended to the live initramfs for a network boot (config.ign, keyfiles).
-	Payload initrd.Files
-	// BootIPXE renders the node's iPXE script for the PXE files served under baseURL.
-	BootIPXE func(iso *isobuilder.LiveISO, baseURL string) ([]byte, error)
-	// RootfsURL is where the node's minimal ISO fetches its root file system; empty means
-	// this server's /rootfs.img.
-	RootfsURL string
-	// Warnings are logged once per preparation.
-	Warnings []string
-}
-
-// PrepareFunc prepares the node whose files are in dir. inputs are the files it read or
+// prepareFunc prepares the node whose files are in dir. inputs are the files it read or
 // looked for, also when it fails: a change to any of them (or to dir) prepares the node
 // again, so a fixed file is picked up without a restart.
-type PrepareFunc func(dir string) (node *Node, inputs []string, err error)
+type prepareFunc func(dir string) (n *node.Node, inputs []string, err error)
 
-// MinimalFunc makes the minimal ISO of iso as a temporary file in dir.
-type MinimalFunc func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error)
+// prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
+// build` and `sno-iso pxe build` make of the same files.
+func prepareDir(dir string) (*node.Node, []string, error) {
+	return node.Load(node.DirInputs(dir))
+}
 
 // Config says what a Server serves.
 type Config struct {
@@ -53,11 +38,9 @@ type Config struct {
 	ISO string
 	// Origin tunes the reads of an ISO given by URL.
 	Origin origin.Options
-	// NodesDir holds a directory per node, named after the node.
+	// NodesDir holds a directory per node, named after the node, laid out as
+	// node.DirInputs reads it.
 	NodesDir string
-	Prepare  PrepareFunc
-	// Minimal makes minimal ISOs; nil answers /<node>-minimal.iso with 501.
-	Minimal MinimalFunc
 	// BaseURL is the http URL at which nodes reach this server, for the rootfs URL of
 	// minimal ISOs and the URLs in boot.ipxe. Empty: boot.ipxe uses the request's Host,
 	// and a minimal ISO needs the node's own rootfs URL.
@@ -84,11 +67,12 @@ const shutdownGrace = 30 * time.Second
 
 // Server is the http.Handler that serves the nodes. Create it with New; Close it.
 type Server struct {
-	cfg    Config
-	log    *log.Logger
-	sem    chan struct{}
-	ctx    context.Context // ends with Close: minimal ISO builds stop
-	cancel context.CancelFunc
+	cfg     Config
+	prepare prepareFunc
+	log     *log.Logger
+	sem     chan struct{}
+	ctx     context.Context // ends with Close: minimal ISO builds stop
+	cancel  context.CancelFunc
 
 	metrics   *metrics
 	adminOnce sync.Once
@@ -106,13 +90,18 @@ type Server struct {
 	// until originRetry: an origin that is down is not asked again by every request.
 	originErr   error
 	originRetry time.Time
+	fetches     fetchLog
 }
+
+// ErrNodesNotDir says that Config.NodesDir is not a directory.
+var ErrNodesNotDir = errors.New("the nodes directory is not a directory")
 
 // New parses the ISO and checks the nodes directory.
 func New(cfg Config) (*Server, error) {
-	if cfg.Prepare == nil {
-		return nil, errors.New("serve: no Prepare function")
-	}
+	return newServer(cfg, prepareDir)
+}
+
+func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
@@ -123,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 	if info, err := os.Stat(cfg.NodesDir); err != nil {
 		return nil, err
 	} else if !info.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory; --nodes names a directory with one subdirectory per node", cfg.NodesDir)
+		return nil, fmt.Errorf("%s: %w", cfg.NodesDir, ErrNodesNotDir)
 	}
 	m := newMetrics()
 	if observe := cfg.Origin.Observe; observe != nil {
@@ -148,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		cfg: cfg, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
+		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, metrics: m,
 	}, nil
 }
@@ -207,15 +196,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.metrics.inFlight.Inc()
 	defer func() {
 		s.metrics.inFlight.Dec()
-		s.metrics.observeRequest(r.URL.Path, lw.statusCode(), lw.written, time.Since(start))
+		s.metrics.observeRequest(r.URL.Path, lw.code(), lw.written, time.Since(start))
 		s.logRequest(r, lw, time.Since(start), err)
+		s.fetches.record(r, lw.code(), lw.written, time.Now())
 	}()
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
 	default:
 		lw.Header().Set("Retry-After", "5")
-		err = fmt.Errorf("busy: %d requests in progress, the most this server takes (--max-concurrent); retry later", cap(s.sem))
+		err = fmt.Errorf("busy: %d requests in progress, the most this server takes; retry later", cap(s.sem))
 		http.Error(lw, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -276,8 +266,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 // resolve maps a path to the artifact it names.
 func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	p := r.URL.Path
-	if p == "/"+rootfsName {
-		return iso.pxeArtifact(rootfsName)
+	if p == "/"+isobuilder.PXERootfs {
+		return iso.pxeArtifact(isobuilder.PXERootfs)
 	}
 	first, file, nested := strings.Cut(strings.TrimPrefix(p, "/"), "/")
 	if !nested {
@@ -296,15 +286,15 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 		return s.minimalISO(r, ns)
 	}
 	switch file {
-	case kernelName, rootfsName, initramfsName, ipxeName:
+	case isobuilder.PXEKernel, isobuilder.PXERootfs, isobuilder.PXEInitramfs, node.IPXEConfig:
 	default:
-		return nil, notFound("%s: not found; a node's network-boot files are %s, %s, %s and %s", p, kernelName, initramfsName, rootfsName, ipxeName)
+		return nil, notFound("%s: not found; a node's network-boot files are %s, %s, %s and %s", p, isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs, node.IPXEConfig)
 	}
 	if !s.listed(first) {
 		return nil, s.unknownNode(first)
 	}
 	switch file {
-	case kernelName, rootfsName:
+	case isobuilder.PXEKernel, isobuilder.PXERootfs:
 		// The same for every node: no need to prepare this one.
 		return iso.pxeArtifact(file)
 	}
@@ -312,7 +302,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	if file == initramfsName {
+	if file == isobuilder.PXEInitramfs {
 		return ns.initramfs()
 	}
 	base, err := s.baseURL(r)
@@ -322,20 +312,15 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	return ns.bootIPXE(base + "/" + ns.name)
 }
 
-const ipxeName = "boot.ipxe"
-
 func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
-	if s.cfg.Minimal == nil {
-		return nil, &statusError{http.StatusNotImplemented, errors.New("minimal ISOs are not available in this build of sno-iso serve")}
-	}
-	url := ns.node.RootfsURL
+	url := ns.node.Output.RootfsURL
 	if url == "" {
 		if s.cfg.BaseURL == "" {
-			return nil, fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: start sno-iso serve with --base-url http://ADDRESS:PORT as the node reaches it, or set output.rootfsURL in its sno.yaml", ns.name)
+			return nil, fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: give the server its base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)
 		}
-		url = s.cfg.BaseURL + "/" + rootfsName
+		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
 	}
-	return ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.cfg.Minimal)
+	return ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.log)
 }
 
 // baseURL is the server's URL as nodes reach it: the configured one, else the Host the
@@ -345,7 +330,7 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 		return s.cfg.BaseURL, nil
 	}
 	if !validHost(r.Host) {
-		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; start sno-iso serve with --base-url", r.Host)}
+		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
 	}
 	return "http://" + r.Host, nil
 }
@@ -399,7 +384,7 @@ func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
 	if ns == nil || !ns.fresh(iso) {
 		e.mu.Lock()
 		if ns = e.cur.Load(); ns == nil || !ns.fresh(iso) {
-			ns = prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.cfg.Prepare)
+			ns = prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.prepare)
 			e.cur.Store(ns)
 			s.logPrepared(ns)
 		}
@@ -515,17 +500,21 @@ func (w *logWriter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
+// code is the status sent: 200 when the handler wrote nothing else.
+func (w *logWriter) code() int {
+	if !w.wroteHeader {
+		return http.StatusOK
+	}
+	return w.status
+}
+
 // Unwrap lets http.ResponseController reach the connection, for write deadlines.
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequest writes the access log line: client, request, status, body bytes, duration,
 // the Range asked for, and what went wrong.
 func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err error) {
-	status := w.status
-	if !w.wroteHeader {
-		status = http.StatusOK
-	}
-	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, status, w.written, d.Round(time.Microsecond))
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
 	if rg := r.Header.Get("Range"); rg != "" {
 		line += " range=" + fmt.Sprintf("%q", rg)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,16 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
-)
-
-// The PXE files served from the ISO's IMAGES/PXEBOOT.
-const (
-	kernelName    = "vmlinuz"
-	initramfsName = "initrd.img"
-	rootfsName    = "rootfs.img"
 )
 
 // fileStamp is what a stat tells of a file's identity and version; two equal stamps mean
@@ -46,13 +40,6 @@ func (s fileStamp) same(o fileStamp) bool {
 	return os.SameFile(s.info, o.info) && s.info.Size() == o.info.Size() && s.info.ModTime().Equal(o.info.ModTime())
 }
 
-func (s fileStamp) modTime() time.Time {
-	if s.info == nil {
-		return time.Time{}
-	}
-	return s.info.ModTime()
-}
-
 // isoState is one version of the base ISO, parsed once. Requests hold a reference while
 // they use it; when the file at the ISO path changes, a new isoState replaces it, and the
 // old one is closed once its last request is done.
@@ -74,9 +61,9 @@ type isoState struct {
 	pxeErr       error
 
 	initramfsOnce sync.Once
-	// initramfsErr says the stock initramfs cannot be customized at all; networkErr says
-	// it cannot take network keyfiles.
-	initramfsErr, networkErr error
+	// initramfsErr says the stock initramfs cannot be customized at all.
+	initramfsErr      error
+	initramfsFeatures embed.Features
 
 	minimalMu sync.Mutex
 	minimal   map[string]*minimalBase // by rootfs URL
@@ -104,7 +91,7 @@ func openISO(path string, opts origin.Options) (*isoState, error) {
 	id, err := isoIdentity(iso, "")
 	if err == nil {
 		var file *sourceFile
-		if file, err = newSourceFile(iso.File(), id); err == nil {
+		if file, err = newSourceFile(iso.Base(), id); err == nil {
 			return &isoState{path: path, stamp: st, modTime: volumeTime(iso), iso: iso, file: file, minimal: map[string]*minimalBase{}}, nil
 		}
 	}
@@ -132,7 +119,7 @@ func (s *isoState) loadPXE() error {
 	s.pxeOnce.Do(func() {
 		s.pxe = map[string]isobuilder.PXEFile{}
 		s.pxeArtifacts = map[string]*artifact{}
-		for _, n := range []string{kernelName, initramfsName, rootfsName} {
+		for _, n := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
 			f, err := s.iso.PXEFile(n)
 			if err != nil {
 				s.pxeErr = fmt.Errorf("%s: %w", s.path, err)
@@ -157,40 +144,32 @@ func (s *isoState) pxeArtifact(name string) (*artifact, error) {
 
 // checkInitramfs reports whether the stock initramfs can be customized with files, as
 // isobuilder.CustomizeInitramfs (what `pxe build` runs) would decide. The stock initramfs
-// is read once per ISO, whatever the number of nodes: customizing it with a keyfile tells
-// both whether it is a live initramfs at all and whether it reads keyfiles.
+// is inspected once per ISO, whatever the number of nodes.
 func (s *isoState) checkInitramfs(files initrd.Files) error {
 	s.initramfsOnce.Do(func() {
 		if err := s.loadPXE(); err != nil {
 			s.initramfsErr = err
 			return
 		}
-		f := s.pxe[initramfsName]
-		probe := initrd.Files{initrd.NetworkDir + "/probe.nmconnection": []byte("[connection]\n")}
-		err := isobuilder.CustomizeInitramfs(io.Discard, s.iso.PXEFileReader(f), probe)
-		switch {
-		case err == nil:
-		case errors.Is(err, isobuilder.ErrNotLiveInitramfs), errors.Is(err, isobuilder.ErrInitramfsCustomized):
-			s.initramfsErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
-		default:
-			s.networkErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
+		f := s.pxe[isobuilder.PXEInitramfs]
+		s.initramfsFeatures, s.initramfsErr = isobuilder.InspectInitramfs(s.iso.PXEFileReader(f))
+		if s.initramfsErr != nil {
+			s.initramfsErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, s.initramfsErr)
 		}
 	})
 	if s.initramfsErr != nil {
 		return s.initramfsErr
 	}
-	for _, p := range files.Paths() {
-		if initrd.IsNetworkFile(p) {
-			return s.networkErr
-		}
+	if err := isobuilder.CheckInitramfsPayload(s.initramfsFeatures, files); err != nil {
+		return fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
 	}
 	return nil
 }
 
-// minimalBase returns the minimal ISO for rootfsURL, making it on first use with build.
+// minimalBase returns the minimal ISO for rootfsURL, making it on first use.
 // The work runs under ctx (the server's), not the request's: other requests wait for the
 // same result, and one client giving up must not fail it for them.
-func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir string, build MinimalFunc) (*minimalBase, error) {
+func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir string) (*minimalBase, error) {
 	s.minimalMu.Lock()
 	m, ok := s.minimal[rootfsURL]
 	if !ok {
@@ -198,7 +177,7 @@ func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir strin
 		s.minimal[rootfsURL] = m
 		go func() {
 			defer close(m.ready)
-			derived, err := build(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
+			derived, err := node.MinimalISO(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
 			if err != nil {
 				m.err = fmt.Errorf("making the minimal ISO of %s: %w", s.path, err)
 				// The next request tries again: the cause (a full disk) may pass.
@@ -208,9 +187,9 @@ func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir strin
 				return
 			}
 			// Nothing else needs its name: unlinked, it cannot outlive a crash.
-			os.Remove(derived.File().Name())
+			os.Remove(derived.Path())
 			m.derived = derived
-			if m.file, err = newSourceFile(derived.File(), s.file.id+" minimal "+rootfsURL); err != nil {
+			if m.file, err = newSourceFile(derived.Base(), s.file.id+" minimal "+rootfsURL); err != nil {
 				m.err = err
 			}
 		}()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/kubevol"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 func newKubeVolume(t testing.TB, dir string, files map[string]string) *kubevol.Volume {
@@ -71,8 +72,8 @@ func TestProjectedVolumeNodes(t *testing.T) {
 func TestUpdateDuringPreparation(t *testing.T) {
 	var calls atomic.Int32
 	var vol *kubevol.Volume
-	h := newHarness(t, "", nil, func(c *Config) {
-		c.Prepare = func(dir string) (*Node, []string, error) {
+	h := newHarness(t, "", nil, func(c *testSetup) {
+		c.prepare = func(dir string) (*node.Node, []string, error) {
 			if calls.Add(1) == 1 {
 				// The kubelet swaps the volume between two reads of this preparation.
 				updateVolume(t, vol, map[string]string{testConfig: configB})

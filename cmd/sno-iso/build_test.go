@@ -10,6 +10,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/bipgen"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // bipConfig writes a generated bootstrap-in-place config of about size bytes to dir.
@@ -62,7 +63,7 @@ func TestBuild(t *testing.T) {
 		t.Fatal("build changed the input ISO")
 	}
 
-	var info inspection
+	var info node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &info); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ BootstrapInPlace:
 `)
 	out := filepath.Join(dir, "sno.iso")
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--install-config", ic, "-o", out)
-	var info inspection
+	var info node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &info); err != nil {
 		t.Fatal(err)
 	}

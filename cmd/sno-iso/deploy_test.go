@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -185,11 +186,11 @@ func TestDeployManifests(t *testing.T) {
 				t.Errorf("node volume %s mounts Secret %s, which the kustomization does not have", vm.Name, v.Secret.SecretName)
 				continue
 			}
-			if _, ok := s.StringData[nodeIgnition]; !ok {
-				t.Errorf("Secret %s has no %s", s.Name, nodeIgnition)
+			if _, ok := s.StringData[node.DirIgnition]; !ok {
+				t.Errorf("Secret %s has no %s", s.Name, node.DirIgnition)
 			}
-			if _, ok := s.StringData[nodeConfig]; !ok {
-				t.Errorf("Secret %s has no %s", s.Name, nodeConfig)
+			if _, ok := s.StringData[node.DirConfig]; !ok {
+				t.Errorf("Secret %s has no %s", s.Name, node.DirConfig)
 			}
 		}
 	}

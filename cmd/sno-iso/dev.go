@@ -21,6 +21,7 @@ func devCommand() *cli.Command {
 				ArgsUsage: "FULL MINIMAL",
 				Action:    packMinimalISO,
 			},
+			docsCommand(),
 		},
 	}
 }

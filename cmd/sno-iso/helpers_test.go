@@ -8,12 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
-	"golang.org/x/sys/unix"
 )
 
 // result is what a run of the binary left behind.
@@ -31,9 +29,21 @@ func sno(t testing.TB, stdin []byte, args ...string) result {
 // snoIn runs the binary in the working directory dir ("" for the test's own).
 func snoIn(t testing.TB, dir string, stdin []byte, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(snoISO(t), args...)
+	return runBinary(t, snoISO(t), dir, stdin, args...)
+}
+
+// runBinary runs the sno-iso binary at bin.
+func runBinary(t testing.TB, bin, dir string, stdin []byte, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)
+	return runSno(t, cmd)
+}
+
+// runSno runs a prepared command of the binary and collects what it left behind.
+func runSno(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -42,7 +52,7 @@ func snoIn(t testing.TB, dir string, stdin []byte, args ...string) result {
 	if errors.As(err, &exit) {
 		r.code = exit.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running sno-iso %v: %v", args, err)
+		t.Fatalf("running sno-iso %v: %v", cmd.Args[1:], err)
 	}
 	return r
 }
@@ -124,29 +134,6 @@ func outputModes(t *testing.T, iso string, stdin []byte, args ...string) [3]stri
 	copyFile(t, iso, inPlace)
 	mustSno(t, stdin, append(args, inPlace)...)
 	return [3]string{bytesSHA(stream), fileSHA(t, out), fileSHA(t, inPlace)}
-}
-
-// openPTY returns a new pseudo-terminal's two ends, or skips the test where there is none.
-func openPTY(t testing.TB) (master, terminal *os.File) {
-	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here (/dev/ptmx: %v)", err)
-	}
-	t.Cleanup(func() { ptmx.Close() })
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("cannot unlock a pseudo-terminal: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("cannot name the pseudo-terminal: %v", err)
-	}
-	pts, err := os.OpenFile(filepath.Join("/dev/pts", strconv.Itoa(n)), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("cannot open the pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { pts.Close() })
-	return ptmx, pts
 }
 
 // openLiveISO opens the live ISO at path for the rest of the test.

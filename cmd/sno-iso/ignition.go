@@ -3,17 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
-
-// maxIgnitionInput bounds the config read from a file or stdin; real ones are well under 2 MiB.
-const maxIgnitionInput = 16 << 20
 
 func ignitionCommand() *cli.Command {
 	return &cli.Command{
@@ -50,29 +47,13 @@ func ignitionCommand() *cli.Command {
 
 // readIgnitionBytes reads the config named by -i, or standard input, bounded but unvalidated.
 func readIgnitionBytes(c *cli.Context) ([]byte, error) {
-	name := c.String("ignition-file")
-	var r io.Reader = c.App.Reader
-	if name != "" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	} else {
-		name = "standard input"
-		if stdin, ok := r.(*os.File); ok && isTerminal(stdin) {
-			return nil, usagef("no Ignition config given: pass -i FILE or pipe the config to standard input")
-		}
+	if name := c.String("ignition-file"); name != "" {
+		return input.ReadFile(name, coreos.MaxIgnitionSize, "an Ignition config")
 	}
-	raw, err := io.ReadAll(io.LimitReader(r, maxIgnitionInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+	if stdin, ok := c.App.Reader.(*os.File); ok && isTerminal(stdin) {
+		return nil, usagef("no Ignition config given: pass -i FILE or pipe the config to standard input")
 	}
-	if len(raw) > maxIgnitionInput {
-		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", name, maxIgnitionInput>>20)
-	}
-	return raw, nil
+	return input.Read(c.App.Reader, "standard input", coreos.MaxIgnitionSize, "an Ignition config")
 }
 
 // readIgnitionInput reads the config named by -i, or standard input, and validates it.

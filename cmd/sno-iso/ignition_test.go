@@ -13,6 +13,7 @@ import (
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 const smallConfig = `{"ignition": {"version": "3.0.0"}}` + "\n"
@@ -84,7 +85,7 @@ func TestEmbeddedAreaIsStandardXZ(t *testing.T) {
 	}
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	mustSno(t, []byte(smallConfig), "ignition", "embed", iso)
-	var info inspection
+	var info node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", iso), &info); err != nil {
 		t.Fatal(err)
 	}

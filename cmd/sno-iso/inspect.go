@@ -6,10 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/embed"
-	"github.com/sno-iso/sno-iso/initrd"
-	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -23,73 +20,18 @@ func inspectCommand() *cli.Command {
 	}
 }
 
-// inspection is what `inspect` reports; its JSON form is a stable interface for scripts.
-type inspection struct {
-	Path         string              `json:"path"`
-	Size         int64               `json:"size"`
-	VolumeID     string              `json:"volumeID"`
-	SystemID     string              `json:"systemID"`
-	Arch         string              `json:"architecture"`
-	Ignition     ignitionAreaReport  `json:"ignitionArea"`
-	Kargs        *kargsReport        `json:"kargs,omitempty"`
-	Features     *embed.Features     `json:"features,omitempty"`
-	Installation *installationReport `json:"installation,omitempty"`
-	MinimalISO   minimalISOReport    `json:"minimalISO"`
-}
-
-type ignitionAreaReport struct {
-	File      string   `json:"file"`
-	Source    string   `json:"source"`
-	Offset    int64    `json:"offset"`
-	Length    int64    `json:"length"`
-	BytesUsed int64    `json:"bytesUsed"`
-	Members   []member `json:"members"`
-	// LegacyHeader is "matches", "differs" or "" (absent): the pre-2022 coreiso+ header.
-	LegacyHeader string `json:"legacyHeader,omitempty"`
-}
-
-// installationReport is what the embedded install-to-disk script will do.
-type installationReport struct {
-	Disk           string   `json:"disk"`
-	InstallerArgs  []string `json:"installerArgs"`
-	MachineConfigs []string `json:"machineConfigs,omitempty"`
-}
-
-type member struct {
-	Path string `json:"path"`
-	Size int    `json:"size"`
-}
-
-type kargsReport struct {
-	Source  string      `json:"source"`
-	Size    int         `json:"size"`
-	Areas   []kargsArea `json:"areas"`
-	Default string      `json:"default"`
-	Current string      `json:"current"`
-}
-
-type kargsArea struct {
-	File   string `json:"file"`
-	Offset int64  `json:"offset"`
-}
-
-type minimalISOReport struct {
-	// Available is true when `sno-iso minimal` can make a minimal ISO of this one.
-	Available bool `json:"available"`
-	// Method is "miniso.dat" (byte for byte what coreos-installer writes) or "rebuild".
-	Method string `json:"method,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
 func inspect(c *cli.Context) error {
 	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
-	r, err := inspectISO(iso, isoPath)
+	r, err := node.Inspect(iso, isoPath)
 	if err != nil {
 		return err
+	}
+	if r.MinimalISO.Customized {
+		r.MinimalISO.Reason += " (`sno-iso reset` undoes the customizations)"
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -100,87 +42,7 @@ func inspect(c *cli.Context) error {
 	return nil
 }
 
-func inspectISO(iso *isobuilder.LiveISO, path string) (*inspection, error) {
-	r := &inspection{
-		Path: path, Size: iso.Size(), VolumeID: iso.Volume.VolumeID, SystemID: iso.Volume.SystemID, Arch: iso.Arch,
-	}
-	area := iso.Ignition
-	raw, err := iso.IgnitionAreaBytes()
-	if err != nil {
-		return nil, err
-	}
-	files, err := iso.Payload()
-	if err != nil {
-		return nil, err
-	}
-	r.Ignition = ignitionAreaReport{
-		File: area.File, Source: area.Source, Offset: area.Offset, Length: area.Length,
-		BytesUsed: usedBytes(raw), Members: []member{},
-	}
-	for _, p := range files.Paths() {
-		r.Ignition.Members = append(r.Ignition.Members, member{Path: p, Size: len(files[p])})
-	}
-	if cfg, ok := files[initrd.IgnitionPath]; ok {
-		// Only bootstrap-in-place configs have an installation to report.
-		if info, err := coreos.InspectIgnition(cfg); err == nil {
-			r.Installation = &installationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs}
-			for _, mc := range info.MachineConfigs {
-				r.Installation.MachineConfigs = append(r.Installation.MachineConfigs, mc.Name)
-			}
-		}
-	}
-	if l := area.Legacy; l != nil {
-		r.Ignition.LegacyHeader = "differs"
-		if l.Offset == area.Offset && l.Length == area.Length {
-			r.Ignition.LegacyHeader = "matches"
-		}
-	}
-	if k := iso.Kargs; k != nil {
-		cur, err := k.Current(iso)
-		if err != nil {
-			return nil, err
-		}
-		kr := &kargsReport{Source: k.Source, Size: k.Size, Default: k.Default, Current: cur}
-		for _, a := range k.Areas {
-			kr.Areas = append(kr.Areas, kargsArea{File: a.File, Offset: a.Offset})
-		}
-		r.Kargs = kr
-	}
-	if iso.HasFeatures {
-		r.Features = &iso.Features
-	}
-	r.MinimalISO = minimalAvailability(iso, r, files)
-	return r, nil
-}
-
-// usedBytes is the length of the area up to its last non-zero byte: what the payload takes.
-func usedBytes(area []byte) int64 {
-	n := len(area)
-	for n > 0 && area[n-1] == 0 {
-		n--
-	}
-	return int64(n)
-}
-
-// minimalAvailability says whether `sno-iso minimal` can work on the ISO: it needs the
-// rootfs to leave out, and no customization (miniso.dat refers to the pristine bytes, and a
-// minimal ISO is made before its own customization).
-func minimalAvailability(iso *isobuilder.LiveISO, r *inspection, files initrd.Files) minimalISOReport {
-	if _, _, err := iso.Locate("IMAGES/PXEBOOT/ROOTFS.IMG"); err != nil {
-		return minimalISOReport{Reason: "there is no images/pxeboot/rootfs.img to leave out: this is a minimal ISO already"}
-	}
-	switch {
-	case len(files) > 0:
-		return minimalISOReport{Reason: "the Ignition area is not empty (`sno-iso reset` undoes the customizations)"}
-	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:
-		return minimalISOReport{Reason: "the kernel arguments differ from the defaults (`sno-iso reset` undoes the customizations)"}
-	case iso.HasMiniso:
-		return minimalISOReport{Available: true, Method: "miniso.dat"}
-	}
-	return minimalISOReport{Available: true, Method: "rebuild"}
-}
-
-func printInspection(w io.Writer, r *inspection) {
+func printInspection(w io.Writer, r *node.Report) {
 	fmt.Fprintf(w, "ISO:           %s (%d bytes)\n", r.Path, r.Size)
 	fmt.Fprintf(w, "Volume ID:     %s\n", r.VolumeID)
 	if r.SystemID != "" {

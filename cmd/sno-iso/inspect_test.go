@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // TestInspectFixtureFacts checks inspect --json against the facts measured on the CoreOS
@@ -34,7 +35,7 @@ func TestInspectFixtureFacts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var r inspection
+			var r node.Report
 			if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", fixtures.File(t, c.name)), &r); err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +92,7 @@ func equalInts(a, b []int64) bool {
 func TestInspectShowsEmbeddedMembers(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	mustSno(t, []byte(smallConfig), "ignition", "embed", iso)
-	var r inspection
+	var r node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", iso), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestInspectMinimalISO(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	minimal := filepath.Join(t.TempDir(), "minimal.iso")
 	mustSno(t, nil, "minimal", iso, minimal)
-	var r inspection
+	var r node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", minimal), &r); err != nil {
 		t.Fatal(err)
 	}

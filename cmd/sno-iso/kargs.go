@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
@@ -56,7 +54,7 @@ func openWithKargs(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if iso.Kargs == nil {
+	if iso.Kargs() == nil {
 		iso.Close()
 		return nil, "", noKargsError(isoPath)
 	}
@@ -73,7 +71,7 @@ func kargsShow(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	kargs := iso.Kargs.Default
+	kargs := iso.Kargs().Default
 	if !c.Bool("default") {
 		if kargs, err = iso.CurrentKargs(); err != nil {
 			return err
@@ -111,7 +109,7 @@ func kargsReset(c *cli.Context) error {
 		return err
 	}
 	defer iso.Close()
-	return writeKargs(c, iso, isoPath, iso.Kargs.Default)
+	return writeKargs(c, iso, isoPath, iso.Kargs().Default)
 }
 
 // writeKargs rewrites every karg area of iso with kargs and writes the result as asked.
@@ -125,20 +123,4 @@ func writeKargs(c *cli.Context, iso *isobuilder.LiveISO, isoPath, kargs string) 
 		return err
 	}
 	return writeResult(c, img, isoPath, c.String("output"))
-}
-
-// liveKargsPatches applies edits to iso's current kernel arguments, for every area.
-func liveKargsPatches(iso *isobuilder.LiveISO, isoPath string, edits coreos.LiveKargs) ([]isobuilder.Patch, error) {
-	current, err := iso.CurrentKargs()
-	if errors.Is(err, embed.ErrNoKargs) {
-		return nil, fmt.Errorf("%s: this OS image does not support customizing live kernel arguments: %w", isoPath, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	kargs, err := embed.ModifyKargs(current, edits.Append, edits.Delete, edits.Replace)
-	if err != nil {
-		return nil, fmt.Errorf("live kernel arguments: %w", err)
-	}
-	return iso.KargsPatches(kargs)
 }

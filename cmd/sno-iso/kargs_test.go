@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // kargsFixtures are the fixtures with kernel-argument areas: the coreKarg header from
@@ -21,9 +22,9 @@ var kargsFixtures = []string{
 	"embed-areas-2023-07.s390x.iso",
 }
 
-func inspectJSON(t *testing.T, iso string) inspection {
+func inspectJSON(t *testing.T, iso string) node.Report {
 	t.Helper()
-	var info inspection
+	var info node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", iso), &info); err != nil {
 		t.Fatal(err)
 	}

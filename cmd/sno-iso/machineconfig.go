@@ -3,10 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -42,14 +41,14 @@ func machineconfig(c *cli.Context) error {
 		return usagef("--role %q: give master or worker", role)
 	}
 	userPath := c.Args().First()
-	user, err := readConfigArg(userPath)
+	user, err := input.ReadFile(userPath, coreos.MaxIgnitionSize, "an Ignition config")
 	if err != nil {
 		return err
 	}
 	var base []byte
 	basePath := c.String("base")
 	if basePath != "" {
-		if base, err = readConfigArg(basePath); err != nil {
+		if base, err = input.ReadFile(basePath, coreos.MaxIgnitionSize, "an Ignition config"); err != nil {
 			return err
 		}
 	}
@@ -81,54 +80,10 @@ func machineconfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")}); err != nil {
-		return err
+	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: 0o600}); err != nil {
+		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",
 		out, mc.Name, mc.IgnitionVersion)
 	return nil
-}
-
-// readConfigArg reads an Ignition config file named on the command line, bounded like any
-// Ignition input.
-func readConfigArg(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxIgnitionInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(raw) > maxIgnitionInput {
-		return nil, fmt.Errorf("%s is larger than %d MiB; that is not an Ignition config", path, maxIgnitionInput>>20)
-	}
-	return raw, nil
-}
-
-// customizations loads the node's customizations, the --customize files or else sno.yaml's,
-// and checks that they merge: a conflict between two of the user's files is about them,
-// not about the bootstrap-in-place config they go into.
-func (in nodeInputs) customizations(cfg *coreos.Config) ([]*coreos.Customization, []string, error) {
-	paths := cfg.Customizations
-	if in.Customizations != nil {
-		paths = in.Customizations
-	}
-	var parts []*coreos.Customization
-	var warnings []string
-	for _, p := range paths {
-		c, err := coreos.LoadCustomization(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		parts = append(parts, c)
-		for _, w := range c.Warnings() {
-			warnings = append(warnings, w.String())
-		}
-	}
-	if _, _, err := coreos.MergeCustomizations(coreos.RoleMaster, parts, ""); err != nil {
-		return nil, nil, err
-	}
-	return parts, warnings, nil
 }

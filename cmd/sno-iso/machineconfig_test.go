@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 	"gopkg.in/yaml.v3"
 )
 
@@ -214,7 +215,7 @@ spec:
 	out := filepath.Join(dir, "sno.iso")
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "--customize", unit, "--customize", kargs, "-o", out)
 
-	var info inspection
+	var info node.Report
 	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &info); err != nil {
 		t.Fatal(err)
 	}

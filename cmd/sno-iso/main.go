@@ -1,5 +1,8 @@
 // Command sno-iso makes Single Node OpenShift boot media from a CoreOS live ISO: it embeds the
 // bootstrap-in-place Ignition into the ISO and writes full or minimal ISOs and PXE artifacts.
+// The work is done by the library packages (node above all); this command parses flags,
+// prints output and progress, and adds to library errors the flags and commands that fix
+// them.
 package main
 
 import (
@@ -9,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -24,18 +26,11 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
-}
-
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                   "sno-iso",
 		Usage:                  "make Single Node OpenShift boot media from a CoreOS live ISO",
-		Version:                version(),
+		Version:                versionLine(),
 		UseShortOptionHandling: true,
 		// Kernel arguments such as console=ttyS0,115200n8 contain commas.
 		DisableSliceFlagSeparator: true,
@@ -58,6 +53,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			machineconfigCommand(),
 			pxeCommand(),
 			serveCommand(),
+			downloadCommand(),
+			bmcCommand(),
 			devCommand(),
 		},
 	}
@@ -134,7 +131,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "Error: %v\n", err)
+	fmt.Fprintf(stderr, "Error: %s\n", errorText(err))
 	var usage *usageError
 	if errors.As(err, &usage) {
 		return 2

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -66,30 +65,34 @@ func minimal(c *cli.Context) error {
 	if c.Bool("rebuild") {
 		media, err = iso.Rebuild(c.Context, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
 	} else {
-		media, err = minimalMedia(c.Context, iso, dir, opts)
+		media, err = node.MinimalISO(c.Context, iso, dir, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	defer media.Close()
-	commitRootfs := func() error { return nil }
+	// The rootfs and the minimal ISO appear together or not at all.
+	stage := isobuilder.NewStage(force)
+	defer stage.Abort()
 	if rootfsOut != "" {
-		commit, discard, err := iso.WriteRootfs(c.Context, rootfsOut, force)
-		if err != nil {
-			return err
+		if err := iso.WriteRootfs(c.Context, stage, rootfsOut); err != nil {
+			return forceAdvice(err)
 		}
-		defer discard()
-		commitRootfs = commit
 	}
 	img, err := media.Image()
 	if err != nil {
 		return err
 	}
-	if err := writeDerived(c, media, img, out); err != nil {
-		return err
+	if out == "-" {
+		err = writeDerived(c, media, img, out)
+	} else {
+		err = media.Stage(c.Context, stage, img, out)
 	}
-	if err := commitRootfs(); err != nil {
-		return err
+	if err != nil {
+		return forceAdvice(err)
+	}
+	if err := stage.Commit(); err != nil {
+		return forceAdvice(err)
 	}
 	if out != "-" {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
@@ -104,15 +107,6 @@ func rootfsNote(url string) string {
 	return ": the live system fetches its root file system from " + url
 }
 
-// minimalMedia makes the minimal ISO of iso in dir: from coreos/miniso.dat when the ISO has
-// one and is pristine (the exact bytes coreos-installer makes), else by rebuilding the ISO.
-func minimalMedia(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
-	if iso.HasMiniso && iso.Kargs != nil && iso.CheckPristine() == nil {
-		return iso.MinimalFromMiniso(ctx, dir, opts)
-	}
-	return iso.Rebuild(ctx, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
-}
-
 // writeDerived writes a derived ISO to out: renamed into place for a file, streamed for -.
 func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string) error {
 	if out == "-" {
@@ -120,7 +114,7 @@ func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.
 		defer done()
 		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
 	}
-	return media.Commit(c.Context, img, out, c.Bool("force"))
+	return forceAdvice(media.Commit(c.Context, img, out, c.Bool("force")))
 }
 
 // refuseExisting fails early, before any work, when path exists and force is not given.
@@ -138,14 +132,4 @@ func tempDirFor(out string) string {
 		return os.TempDir()
 	}
 	return filepath.Dir(out)
-}
-
-// hasIPKarg reports whether kargs configure the network statically (ip=).
-func hasIPKarg(kargs string) bool {
-	for _, k := range strings.Fields(kargs) {
-		if strings.HasPrefix(k, "ip=") {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // The candidate goldens of spec section 8 for `iso extract minimal-iso`, without and with
@@ -191,7 +192,7 @@ func TestBuildMinimal(t *testing.T) {
 			if k := isoKargs(t, out); !strings.Contains(k, "coreos.live.rootfs_url="+exampleRootfsURL) || strings.Contains(k, "coreos.liveiso") {
 				t.Errorf("kargs %q", k)
 			}
-			var info inspection
+			var info node.Report
 			if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &info); err != nil {
 				t.Fatal(err)
 			}
@@ -227,8 +228,8 @@ func TestBuildGrowEmbedArea(t *testing.T) {
 	}
 	area, _ := l.IgnitionAreaBytes()
 	used := len(bytes.TrimRight(area, "\x00"))
-	if l.Ignition.Length <= 262144 || used*2 > len(area) {
-		t.Errorf("area of %d bytes with %d used: want a larger area with at least half free", l.Ignition.Length, used)
+	if l.IgnitionArea().Length <= 262144 || used*2 > len(area) {
+		t.Errorf("area of %d bytes with %d used: want a larger area with at least half free", l.IgnitionArea().Length, used)
 	}
 	if len(files["config.ign"]) < 1000000 {
 		t.Errorf("embedded config is %d bytes", len(files["config.ign"]))

@@ -2,18 +2,13 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -57,76 +52,10 @@ func networkCommand() *cli.Command {
 	}
 }
 
-// readKeyfiles reads NetworkManager keyfiles into payload members, each at
-// initrd.NetworkDir/<basename>, where the live initramfs picks them up. Each must be a
-// keyfile (a [connection] section), and two inputs may not share a basename.
-func readKeyfiles(paths []string) (initrd.Files, error) {
-	files := initrd.Files{}
-	from := map[string]string{}
-	for _, p := range paths {
-		name := filepath.Base(p)
-		if first, dup := from[name]; dup {
-			return nil, fmt.Errorf("multiple input keyfiles named %q (%s and %s): the live system keeps them in one directory, rename one", name, first, p)
-		}
-		from[name] = p
-		data, err := readKeyfile(p)
-		if err != nil {
-			return nil, err
-		}
-		files[initrd.NetworkDir+"/"+name] = data
-	}
-	return files, nil
-}
-
-func readKeyfile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("keyfile %s is not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyfileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading keyfile %s: %w", path, err)
-	}
-	if len(data) > maxKeyfileSize {
-		return nil, fmt.Errorf("%s is larger than %d KiB: not a NetworkManager keyfile", path, maxKeyfileSize>>10)
-	}
-	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("%s is not UTF-8 text: not a NetworkManager keyfile", path)
-	}
-	if !hasConnectionSection(data) {
-		return nil, fmt.Errorf("%s is not a NetworkManager keyfile: it has no [connection] section "+
-			"(write one with nmcli --offline, or copy one from /etc/NetworkManager/system-connections)", path)
-	}
-	return data, nil
-}
-
-// hasConnectionSection reports whether a key file has the group every NetworkManager
-// connection profile has.
-func hasConnectionSection(data []byte) bool {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxKeyfileSize)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "[connection]" {
-			return true
-		}
-	}
-	return false
-}
-
-// requireNetworkSupport refuses ISOs whose live initramfs would ignore embedded keyfiles.
-func requireNetworkSupport(iso *isobuilder.LiveISO, isoPath string) error {
-	if iso.Features.LiveInitrdNetwork {
-		return nil
-	}
-	return fmt.Errorf("%s: this OS image does not support customizing network settings "+
-		"(its coreos/features.json lacks live-initrd-network, so the live system would ignore the keyfiles); "+
-		"use a newer ISO, or give static addresses as ip= live kernel arguments (liveKargs in sno.yaml, or `sno-iso kargs modify -a`)", isoPath)
+// networkSupportError is node.ErrNoNetworkSupport with the ISO's name and what to do.
+func networkSupportError(isoPath string) error {
+	return fmt.Errorf("%s: %w; use a newer ISO, or give static addresses as ip= live kernel arguments (liveKargs in sno.yaml, or `sno-iso kargs modify -a`)",
+		isoPath, node.ErrNoNetworkSupport)
 }
 
 func networkEmbed(c *cli.Context) error {
@@ -134,7 +63,7 @@ func networkEmbed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	keyfiles, err := readKeyfiles(c.StringSlice("keyfile"))
+	keyfiles, err := node.ReadKeyfiles(c.StringSlice("keyfile"))
 	if err != nil {
 		return err
 	}
@@ -142,10 +71,10 @@ func networkEmbed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	err = requireNetworkSupport(iso, isoPath)
+	err = node.RequireNetworkSupport(iso)
 	iso.Close()
 	if err != nil {
-		return err
+		return networkSupportError(isoPath)
 	}
 	return editPayload(c, isoPath, func(files initrd.Files) error {
 		if len(networkFiles(files)) > 0 && !c.Bool("force") {
@@ -219,21 +148,4 @@ func removeNetworkFiles(files initrd.Files) {
 			delete(files, p)
 		}
 	}
-}
-
-// liveNetworkWarning warns when the live system gets network settings that the installed
-// node will not keep, the trap of static addresses falling back to DHCP after the reboot.
-func liveNetworkWarning(inst coreos.Installation, kargs coreos.LiveKargs, keyfiles bool) string {
-	if inst.CopyNetwork {
-		return ""
-	}
-	if keyfiles {
-		return "copyNetwork is false: the network keyfiles configure the live system only, the installed node will use DHCP after the reboot"
-	}
-	for _, k := range kargs.Append {
-		if strings.HasPrefix(strings.TrimSpace(k), "ip=") {
-			return fmt.Sprintf("live kernel argument %s configures the live system only: set copyNetwork: true (or --copy-network) so that the installed node keeps it after the reboot", k)
-		}
-	}
-	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/cheggaaa/pb/v3"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 )
 
 // progressThreshold is the copy size from which a progress bar is worth showing.
@@ -21,12 +20,6 @@ func outputFlag() cli.Flag {
 
 func forceFlag(usage string) cli.Flag {
 	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: usage}
-}
-
-// isTerminal reports whether f is a terminal (not merely a character device like /dev/null).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // isoArg returns the single ISO argument of a command.
@@ -65,8 +58,9 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 	default:
 		opts, done := progress(c, img.Size())
 		defer done()
-		opts.Force = c.Bool("force")
-		return isobuilder.WriteFile(ctx, img, out, opts)
+		// An ISO output may carry an embedded config, which holds the cluster's keys.
+		opts.Force, opts.Perm = c.Bool("force"), 0o600
+		return forceAdvice(isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }
 

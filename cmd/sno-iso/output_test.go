@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -26,20 +24,7 @@ func TestProgressBarOnlyOnATerminal(t *testing.T) {
 	}
 	opts.Progress(progressThreshold / 2)
 	done()
-	shown := make(chan []byte, 1)
-	go func() {
-		buf := make([]byte, 4096)
-		n, _ := master.Read(buf)
-		shown <- buf[:n]
-	}()
-	select {
-	case out := <-shown:
-		if !bytes.Contains(out, []byte("MiB")) {
-			t.Fatalf("the terminal shows %q, not a byte count", out)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("nothing reached the terminal")
-	}
+	wantByteCountOnTerminal(t, master)
 
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -3,42 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
-
-// nodeInputs names what describes one node's boot media: the bootstrap-in-place Ignition,
-// sno.yaml, install-config.yaml and command-line overrides. build, pxe build and serve all
-// prepare a node through it, so they produce the same payload for the same inputs.
-type nodeInputs struct {
-	IgnitionPath      string
-	ConfigPath        string
-	InstallConfigPath string
-	Flags             coreos.InstallationFlags
-	AllowAnyIgnition  bool
-	// LiveKargs and NetworkKeyfiles come from the flags: a nil list keeps sno.yaml's.
-	LiveKargs       coreos.LiveKargs
-	NetworkKeyfiles []string
-	// Customizations are the --customize files: a nil list keeps sno.yaml's.
-	Customizations []string
-}
-
-// preparedNode is a node's customization, validated and ready to embed.
-type preparedNode struct {
-	Installation coreos.Installation
-	// Payload is what goes into the live initramfs: config.ign, and network keyfiles.
-	Payload initrd.Files
-	// LiveKargs are edits of the ISO's kernel arguments for the live system.
-	LiveKargs coreos.LiveKargs
-	// Output is sno.yaml's choice of media; build's flags override it.
-	Output coreos.Output
-	// Warnings are worth showing the user once the media is known to be writable.
-	Warnings []string
-}
 
 // nodeFlags are the options of every command that prepares a node.
 func nodeFlags() []cli.Flag {
@@ -63,14 +33,14 @@ func nodeFlags() []cli.Flag {
 
 // nodeInputsFromFlags collects the node options of the command line; flags left unset keep
 // the configuration files' values.
-func nodeInputsFromFlags(c *cli.Context) nodeInputs {
-	in := nodeInputs{
+func nodeInputsFromFlags(c *cli.Context) node.Inputs {
+	in := node.Inputs{
 		IgnitionPath:      c.String("ignition"),
 		ConfigPath:        c.String("config"),
 		InstallConfigPath: c.String("install-config"),
 		AllowAnyIgnition:  c.Bool("allow-any-ignition"),
 	}
-	f := &in.Flags
+	f := &in.Overrides
 	f.Disk = c.String("installation-disk")
 	if c.IsSet("copy-network") {
 		v := c.Bool("copy-network")
@@ -108,127 +78,37 @@ func nodeInputsFromFlags(c *cli.Context) nodeInputs {
 	return in
 }
 
-// loadConfig reads sno.yaml; without one, every setting comes from elsewhere.
-func (in nodeInputs) loadConfig() (*coreos.Config, error) {
-	if in.ConfigPath == "" {
-		return &coreos.Config{}, nil
+// openNode opens the --iso of a command that prepares a node, and loads and prepares the
+// node from the flags.
+func openNode(c *cli.Context) (*isobuilder.LiveISO, string, *node.Node, error) {
+	isoPath := c.String("iso")
+	iso, err := isobuilder.Open(isoPath)
+	if err != nil {
+		return nil, "", nil, err
 	}
-	return coreos.LoadConfig(in.ConfigPath)
+	n, _, err := node.Load(nodeInputsFromFlags(c))
+	if err != nil {
+		iso.Close()
+		return nil, "", nil, err
+	}
+	return iso, isoPath, n, nil
 }
 
-// liveSettings merges the live kargs and keyfiles of sno.yaml and the flags: a list given
-// on the command line replaces the file's.
-func (in nodeInputs) liveSettings(cfg *coreos.Config) (coreos.LiveKargs, []string) {
-	kargs, keyfiles := cfg.LiveKargs, cfg.NetworkKeyfiles
-	if in.LiveKargs.Append != nil {
-		kargs.Append = in.LiveKargs.Append
-	}
-	if in.LiveKargs.Delete != nil {
-		kargs.Delete = in.LiveKargs.Delete
-	}
-	if in.LiveKargs.Replace != nil {
-		kargs.Replace = in.LiveKargs.Replace
-	}
-	if in.NetworkKeyfiles != nil {
-		keyfiles = in.NetworkKeyfiles
-	}
-	return kargs, keyfiles
-}
-
-// installation merges sno.yaml, install-config.yaml and the flags, in rising precedence.
-func (in nodeInputs) installation(cfg *coreos.Config) (coreos.Installation, error) {
-	inst := cfg.Installation
-	if in.InstallConfigPath != "" {
-		fromInstallConfig, err := coreos.LoadInstallConfig(in.InstallConfigPath)
-		if err != nil {
-			return inst, err
-		}
-		switch {
-		case inst.Disk == "":
-			inst.Disk = fromInstallConfig.Disk
-		case inst.Disk != fromInstallConfig.Disk:
-			return inst, fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
-		}
-	}
-	return in.Flags.Override(inst), nil
-}
-
-// prepare reads and validates every input and returns the node's payload.
-func (in nodeInputs) prepare() (*preparedNode, error) {
-	cfg, err := in.loadConfig()
-	if err != nil {
-		return nil, err
-	}
-	inst, err := in.installation(cfg)
-	if err != nil {
-		return nil, err
-	}
-	liveKargs, keyfilePaths := in.liveSettings(cfg)
-	keyfiles, err := readKeyfiles(keyfilePaths)
-	if err != nil {
-		return nil, err
-	}
-	// Keyfiles exist to give the node its address: without --copy-network the installed
-	// system would fall back to DHCP after the reboot. An explicit false still wins.
-	if len(keyfiles) > 0 && !cfg.CopyNetworkSet && in.Flags.CopyNetwork == nil {
-		inst.CopyNetwork = true
-	}
-	customizations, customizationWarnings, err := in.customizations(cfg)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := os.ReadFile(in.IgnitionPath)
-	if err != nil {
-		return nil, err
-	}
-	live, warnings, err := coreos.PrepareLiveIgnition(raw, coreos.LiveIgnitionOptions{
-		Installation: inst, AllowAnyIgnition: in.AllowAnyIgnition, Customizations: customizations,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.IgnitionPath, err)
-	}
-	p := &preparedNode{Installation: inst, Payload: initrd.Files{initrd.IgnitionPath: live}, LiveKargs: liveKargs, Output: cfg.Output}
-	for _, w := range warnings {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %s", in.IgnitionPath, w))
-	}
-	p.Warnings = append(p.Warnings, customizationWarnings...)
-	for path, data := range keyfiles {
-		p.Payload[path] = data
-	}
-	if w := liveNetworkWarning(inst, liveKargs, len(keyfiles) > 0); w != "" {
-		p.Warnings = append(p.Warnings, w)
-	}
-	return p, nil
-}
-
-// image returns iso customized for the node. The ISO must be pristine: its embed area is
-// replaced, not merged.
-func (p *preparedNode) image(iso *isobuilder.LiveISO, isoPath string) (*isobuilder.Image, error) {
-	existing, err := iso.Payload()
-	if err != nil {
-		return nil, err
-	}
-	if len(existing) > 0 {
-		return nil, fmt.Errorf("%s already carries embedded files (%v); start from the pristine RHCOS live ISO, or undo its customizations with `sno-iso reset`", isoPath, existing.Paths())
-	}
-	if len(networkFiles(p.Payload)) > 0 {
-		if err := requireNetworkSupport(iso, isoPath); err != nil {
-			return nil, err
-		}
-	}
-	var kargs []isobuilder.Patch
-	if !p.LiveKargs.IsZero() {
-		if kargs, err = liveKargsPatches(iso, isoPath, p.LiveKargs); err != nil {
-			return nil, err
-		}
-	}
-	patch, err := iso.PayloadPatch(p.Payload)
+// nodeError adds the ISO's name and the command line's advice to an error of preparing a
+// node's media.
+func nodeError(err error, isoPath string) error {
 	var tooLarge *isobuilder.TooLargeError
-	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("the bootstrap-in-place config does not fit the ISO: %w; make it smaller: drop manifests you can apply after the install, or fetch large files from a URL in the Ignition config; or pass --grow-embed-area to rebuild the ISO with a larger area", err)
+	var embedded *node.EmbeddedFilesError
+	var isoErr *node.ISOError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("the bootstrap-in-place config does not fit the ISO: %w; make it smaller: drop manifests you can apply after the install, or fetch large files from a URL in the Ignition config; or pass --grow-embed-area to rebuild the ISO with a larger area", err)
+	case errors.As(err, &embedded):
+		return fmt.Errorf("%s already carries embedded files (%v); start from the pristine RHCOS live ISO, or undo its customizations with `sno-iso reset`", isoPath, embedded.Paths)
+	case errors.Is(err, node.ErrNoNetworkSupport):
+		return networkSupportError(isoPath)
+	case errors.Is(err, node.ErrNoLiveKargs), errors.As(err, &isoErr):
+		return fmt.Errorf("%s: %w", isoPath, err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return iso.Image(append(kargs, patch)...)
+	return err
 }

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -63,13 +63,12 @@ func pxeCommand() *cli.Command {
 					"files from that URL and the live system its rootfs (coreos.live.rootfs_url); without it they\n" +
 					"use names relative to where the loader found its configuration, and load the rootfs as a\n" +
 					"second initrd.",
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "iso", Usage: "the RHCOS live `ISO`", Required: true},
+				Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the files to `DIR`, created if needed", Required: true},
 					&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which DIR will be served"},
 					forceFlag("replace existing files in DIR"),
-				}, nodeFlags()...),
-				Action: pxeBuild,
+				), nodeFlags()...),
+				Action: withLiveISO(pxeBuild),
 			},
 		},
 	}
@@ -129,7 +128,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force")})
+	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: 0o600}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -171,250 +170,99 @@ func pxeBuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	isoPath := c.String("iso")
-	iso, err := isobuilder.Open(isoPath)
+	iso, isoPath, n, err := openNode(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
-	var kernel, initramfs, rootfs isobuilder.PXEFile
-	for _, f := range []struct {
-		dst  *isobuilder.PXEFile
-		name string
-	}{{&kernel, pxeKernel}, {&initramfs, pxeInitramfs}, {&rootfs, pxeRootfs}} {
-		if *f.dst, err = iso.PXEFile(f.name); err != nil {
-			return fmt.Errorf("%s: %w", isoPath, err)
-		}
-	}
-	node, err := nodeInputsFromFlags(c).prepare()
+	set, err := n.PXE(iso, baseURL)
 	if err != nil {
-		return err
+		return nodeError(err, isoPath)
 	}
-	kargs, err := pxeKargs(iso, node.LiveKargs)
-	if err != nil {
-		return fmt.Errorf("%s: %w", isoPath, err)
-	}
-	layout := bootLayout{BaseURL: baseURL, Kargs: kargs}
-
 	outDir := c.String("output")
-	configs := layout.bootConfigs()
-	names := []string{pxeKernel, pxeInitramfs, pxeRootfs}
-	for name := range configs {
-		names = append(names, name)
-	}
-	slices.Sort(names[3:])
-	stage, err := newStagedDir(outDir, names, c.Bool("force"))
-	if err != nil {
-		return err
-	}
-	defer stage.abort()
-
-	stockName := fmt.Sprintf("%s/%s of %s", isobuilder.PXEDir, strings.ToUpper(pxeInitramfs), isoPath)
-	if err := stage.write(pxeInitramfs, func(w io.Writer) error {
-		if err := isobuilder.CustomizeInitramfs(w, iso.PXEFileReader(initramfs), node.Payload); err != nil {
-			return fmt.Errorf("%s: %w", stockName, err)
+	names := set.Names()
+	// Every file is started before any is written: an existing one is refused at once.
+	stage := isobuilder.NewStage(c.Bool("force"))
+	defer stage.Abort()
+	files := map[string]*os.File{}
+	for _, name := range names {
+		dest := filepath.Join(outDir, name)
+		if err := stage.MkdirAll(filepath.Dir(dest)); err != nil {
+			return err
 		}
-		return nil
-	}); err != nil {
-		return err
+		perm := fs.FileMode(0o644)
+		if name == isobuilder.PXEInitramfs {
+			perm = 0o600 // it carries the node's config
+		}
+		f, err := stage.Create(dest, perm)
+		if err != nil {
+			return forceAdvice(err)
+		}
+		files[name] = f
 	}
-	for _, f := range []isobuilder.PXEFile{kernel, rootfs} {
-		if err := stage.write(f.Name, func(w io.Writer) error {
-			opts, done := progress(c, int64(f.Length))
-			defer done()
-			return iso.CopyPXEFile(c.Context, w, f, opts.Progress)
-		}); err != nil {
+	// The initramfs first: customizing it checks the ISO's before the large files are copied.
+	order := append([]string{isobuilder.PXEInitramfs}, slices.DeleteFunc(slices.Clone(names), func(name string) bool { return name == isobuilder.PXEInitramfs })...)
+	for _, name := range order {
+		if err := writePXEFile(c, set, name, files[name], isoPath); err != nil {
 			return err
 		}
 	}
-	for name, data := range configs {
-		if err := stage.write(name, func(w io.Writer) error {
-			_, err := w.Write(data)
-			return err
-		}); err != nil {
-			return err
-		}
-	}
-	for _, w := range node.Warnings {
+	for _, w := range n.Warnings {
 		fmt.Fprintf(c.App.ErrWriter, "Warning: %s\n", w)
 	}
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if err := stage.commit(); err != nil {
-		return err
+	if err := stage.Commit(); err != nil {
+		return forceAdvice(err)
 	}
 	abs, _ := filepath.Abs(outDir)
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(names, ", "))
 	if baseURL != "" {
-		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, layout.url(ipxeConfig))
+		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))
 	} else {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it over HTTP and chain boot.ipxe from iPXE, or over TFTP beside pxelinux.0 or GRUB; --base-url lets the live system fetch the rootfs instead of loading it as a second initrd.\n")
 	}
 	return nil
 }
 
-// pxeKargs returns the live kernel arguments of a network boot of iso: the ISO's own (what
-// its boot menus pass), with ignition.firstboot and ignition.platform.id=metal where an old
-// ISO lacks them, edited by the node's live kargs as build edits the ISO's, and without
-// coreos.liveiso=, which would make the initramfs wait for the ISO volume.
-func pxeKargs(iso *isobuilder.LiveISO, edits coreos.LiveKargs) ([]string, error) {
-	current, err := iso.CurrentKargs()
-	if err != nil && !errors.Is(err, embed.ErrNoKargs) {
-		return nil, err
+// parseBaseURL checks --base-url: an absolute http or https URL that file names can be
+// appended to.
+func parseBaseURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
 	}
-	base := strings.Fields(current)
-	if !slices.Contains(base, "ignition.firstboot") {
-		base = append(base, "ignition.firstboot")
+	if strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return "", usagef("--base-url %q contains whitespace or control characters", s)
 	}
-	if !slices.ContainsFunc(base, func(k string) bool { return strings.HasPrefix(k, "ignition.platform.id=") }) {
-		base = append(base, "ignition.platform.id=metal")
-	}
-	edited, err := embed.ModifyKargs(strings.Join(base, " "), edits.Append, edits.Delete, edits.Replace)
+	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("live kernel arguments: %w", err)
+		return "", usagef("--base-url %q is not a URL: %v", s, err)
 	}
-	var kargs []string
-	for _, k := range strings.Fields(edited) {
-		if name, _, _ := strings.Cut(k, "="); name != "coreos.liveiso" {
-			kargs = append(kargs, k)
-		}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", usagef("--base-url %q must start with http:// or https://: the live system fetches the rootfs over HTTP", s)
+	case u.Host == "":
+		return "", usagef("--base-url %q has no host", s)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", usagef("--base-url %q must be a plain directory URL, without user, query or fragment: file names are appended to it", s)
 	}
-	return kargs, nil
+	return strings.TrimRight(s, "/"), nil
 }
 
-// stagedDir writes a set of files into a hidden temporary directory inside dir and moves
-// them into dir only when all are written, so an error or Ctrl-C leaves dir as it was.
-type stagedDir struct {
-	dir, tmp string
-	names    []string        // paths relative to dir, in the order they are moved in
-	existed  map[string]bool // names that were in dir before (replaced only with force)
-	force    bool
-	madeDir  bool     // dir was created for this run
-	madeDirs []string // subdirectories of dir created by commit
-}
-
-// newStagedDir checks the destinations (an existing one is refused unless force) and
-// creates the temporary directory.
-func newStagedDir(dir string, names []string, force bool) (*stagedDir, error) {
-	s := &stagedDir{dir: dir, names: names, existed: map[string]bool{}, force: force}
-	var existing []string
-	for _, name := range names {
-		dest := filepath.Join(dir, name)
-		info, err := os.Lstat(dest)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return nil, err
-		case info.IsDir():
-			return nil, fmt.Errorf("%s is a directory; remove it or write to another directory", dest)
-		}
-		s.existed[name] = true
-		existing = append(existing, dest)
+// writePXEFile writes the file called name of the node's PXE directory to w, with a progress
+// bar for the kernel and rootfs.
+func writePXEFile(c *cli.Context, set *node.PXESet, name string, w io.Writer, isoPath string) error {
+	var p isobuilder.Progress
+	if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
+		opts, done := progress(c, set.Size(name))
+		defer done()
+		p = opts.Progress
 	}
-	if len(existing) > 0 && !force {
-		return nil, fmt.Errorf("%s: %w; use --force to replace them", strings.Join(existing, ", "), fs.ErrExist)
+	err := set.Write(c.Context, name, w, p)
+	var isoErr *node.ISOError
+	if errors.As(err, &isoErr) {
+		return fmt.Errorf("%s/%s of %s: %w", isobuilder.PXEDir, strings.ToUpper(name), isoPath, isoErr.Err)
 	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		s.madeDir = true
-	}
-	tmp, err := os.MkdirTemp(dir, ".sno-iso-pxe-")
-	if err != nil {
-		s.abort()
-		return nil, fmt.Errorf("writing to %s: %w", dir, err)
-	}
-	s.tmp = tmp
-	return s, nil
-}
-
-// write creates name in the temporary directory with the bytes fill writes, and syncs it.
-func (s *stagedDir) write(name string, fill func(io.Writer) error) error {
-	p := filepath.Join(s.tmp, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := fill(f); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, name), err)
-	}
-	return f.Close()
-}
-
-// commit moves every file into dir: renamed over an existing one with force, else linked,
-// which fails rather than replace a file that appeared meanwhile. On error the files moved
-// so far that did not exist before are removed.
-func (s *stagedDir) commit() (err error) {
-	var moved []string
-	defer func() {
-		if err != nil {
-			for _, name := range moved {
-				if !s.existed[name] {
-					os.Remove(filepath.Join(s.dir, name))
-				}
-			}
-		}
-	}()
-	for _, name := range s.names {
-		src, dest := filepath.Join(s.tmp, name), filepath.Join(s.dir, name)
-		sub := filepath.Dir(dest)
-		if _, err := os.Stat(sub); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(sub, 0o755); err != nil {
-				return err
-			}
-			s.madeDirs = append(s.madeDirs, sub)
-		}
-		if s.force {
-			err = os.Rename(src, dest)
-		} else {
-			err = os.Link(src, dest)
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", dest, err)
-		}
-		moved = append(moved, name)
-	}
-	synced := map[string]bool{}
-	for _, name := range s.names {
-		if d := filepath.Dir(filepath.Join(s.dir, name)); !synced[d] {
-			syncDir(d)
-			synced[d] = true
-		}
-	}
-	s.madeDirs = nil // they hold the result now
-	s.madeDir = false
-	return nil
-}
-
-// abort removes the temporary directory, and what was created for this run if the files
-// did not make it into dir. After a successful commit it only removes the temporary one.
-func (s *stagedDir) abort() {
-	if s.tmp != "" {
-		os.RemoveAll(s.tmp)
-	}
-	for _, d := range slices.Backward(s.madeDirs) {
-		os.Remove(d)
-	}
-	if s.madeDir {
-		os.Remove(s.dir)
-	}
-}
-
-// syncDir makes the renames in dir durable; a filesystem that cannot sync a directory has
-// the data synced already.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return err
 }

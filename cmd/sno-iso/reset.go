@@ -29,8 +29,8 @@ func reset(c *cli.Context) error {
 		return err
 	}
 	patches := []isobuilder.Patch{empty}
-	if iso.Kargs != nil {
-		kargs, err := iso.KargsPatches(iso.Kargs.Default)
+	if iso.Kargs() != nil {
+		kargs, err := iso.KargsPatches(iso.Kargs().Default)
 		if err != nil {
 			return err
 		}

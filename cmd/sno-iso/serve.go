@@ -1,31 +1,20 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
-	"path/filepath"
 
-	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
-)
-
-// The files of a node directory for serve.
-const (
-	nodeIgnition = "bootstrap-in-place-for-live-iso.ign"
-	nodeConfig   = "sno.yaml"
 )
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve each node's customized ISO, minimal ISO and PXE files over HTTP, composed from the pristine ISO without copying it",
-		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + nodeIgnition + " and, optionally,\n" +
-			"DIR/NODE/" + nodeConfig + " (paths in it are relative to it). The URLs, short and without query strings for BMCs:\n" +
+		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and, optionally,\n" +
+			"DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The URLs, short and without query strings for BMCs:\n" +
 			"  /NODE.iso            what `sno-iso build` writes for the node\n" +
 			"  /NODE-minimal.iso    what `sno-iso build --minimal` writes, fetching /rootfs.img\n" +
 			"  /NODE/boot.ipxe      with /NODE/vmlinuz, /NODE/initrd.img, /NODE/rootfs.img: what `pxe build --base-url URL/NODE` writes\n" +
@@ -38,16 +27,15 @@ func serveCommand() *cli.Command {
 			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
 			"ranges, never downloaded whole. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
 			"progress finish for up to 30 seconds.",
-		Flags: []cli.Flag{
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
 			&cli.StringFlag{Name: "listen", Value: ":8080", Usage: "listen on `ADDRESS` (host:port; port 0 picks one)"},
-			&cli.StringFlag{Name: "iso", Usage: "the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests", Required: true},
 			&cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node", Required: true},
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
 			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` only, not with the nodes"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through log/slog)"},
-		},
-		Action: serveNodes,
+		),
+		Action: withLiveISO(serveNodes),
 	}
 }
 
@@ -74,12 +62,9 @@ func serveNodes(c *cli.Context) error {
 	if baseURL == "" {
 		baseURL = listenURL(ln.Addr())
 	}
-	isoPath := c.String("iso")
 	srv, err := serve.New(serve.Config{
-		ISO:           isoPath,
+		ISO:           c.String("iso"),
 		NodesDir:      c.String("nodes"),
-		Prepare:       prepareServedNode(displayISO(isoPath)),
-		Minimal:       minimalMedia,
 		BaseURL:       baseURL,
 		MaxConcurrent: c.Int("max-concurrent"),
 		Log:           c.App.ErrWriter,
@@ -87,7 +72,7 @@ func serveNodes(c *cli.Context) error {
 		SeparateAdmin: c.String("admin-listen") != "",
 	})
 	if err != nil {
-		return originAdvice(err)
+		return err
 	}
 	defer srv.Close()
 	if addr := c.String("admin-listen"); addr != "" {
@@ -114,38 +99,4 @@ func listenURL(addr net.Addr) string {
 		return ""
 	}
 	return "http://" + tcp.String()
-}
-
-// prepareServedNode prepares a node directory exactly as `build --ignition DIR/NODE/` +
-// nodeIgnition + ` --config DIR/NODE/sno.yaml` (without --config when there is none) and
-// `pxe build` with the same flags would.
-func prepareServedNode(isoPath string) serve.PrepareFunc {
-	return func(dir string) (*serve.Node, []string, error) {
-		in := nodeInputs{IgnitionPath: filepath.Join(dir, nodeIgnition), ConfigPath: filepath.Join(dir, nodeConfig)}
-		inputs := []string{in.IgnitionPath, in.ConfigPath}
-		if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
-			in.ConfigPath = ""
-		} else if cfg, err := coreos.LoadConfig(in.ConfigPath); err == nil {
-			inputs = append(append(inputs, cfg.NetworkKeyfiles...), cfg.Customizations...)
-		}
-		p, err := in.prepare()
-		if err != nil {
-			return nil, inputs, err
-		}
-		return &serve.Node{
-			Image: func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
-				return p.image(iso, isoPath)
-			},
-			Payload: p.Payload,
-			BootIPXE: func(iso *isobuilder.LiveISO, baseURL string) ([]byte, error) {
-				kargs, err := pxeKargs(iso, p.LiveKargs)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", isoPath, err)
-				}
-				return bootLayout{BaseURL: baseURL, Kargs: kargs}.ipxe(), nil
-			},
-			RootfsURL: p.Output.RootfsURL,
-			Warnings:  p.Warnings,
-		}, inputs, nil
-	}
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 
-	"github.com/sno-iso/sno-iso/origin"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
@@ -37,24 +34,4 @@ func serveAdmin(c *cli.Context, srv *serve.Server, addr string) error {
 	}()
 	fmt.Fprintf(c.App.ErrWriter, "Health, readiness and metrics at http://%s/\n", ln.Addr())
 	return nil
-}
-
-// displayISO is how messages name --iso: a URL without its query, which may be a
-// pre-signed URL's credentials.
-func displayISO(iso string) string {
-	if strings.HasPrefix(iso, "http://") || strings.HasPrefix(iso, "https://") {
-		return origin.Redact(iso)
-	}
-	return iso
-}
-
-// originAdvice says what to do about an --iso URL that cannot be served from.
-func originAdvice(err error) error {
-	switch {
-	case errors.Is(err, origin.ErrNoRanges):
-		return fmt.Errorf("%w: --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path", err)
-	case errors.Is(err, origin.ErrStatus), errors.Is(err, origin.ErrBadResponse):
-		return fmt.Errorf("%w; check the --iso URL (a pre-signed URL may have expired)", err)
-	}
-	return err
 }

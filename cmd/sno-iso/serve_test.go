@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // servedNode is a running `sno-iso serve` and what it printed.
@@ -117,7 +118,7 @@ func serveNodeDir(t *testing.T, nodes, name, snoYAML string) (ign, cfg string) {
 		t.Fatal(err)
 	}
 	ign = bipConfig(t, dir, 150000)
-	cfg = writeFile(t, filepath.Join(dir, nodeConfig), snoYAML)
+	cfg = writeFile(t, filepath.Join(dir, node.DirConfig), snoYAML)
 	return ign, cfg
 }
 
@@ -158,7 +159,7 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	ign, cfg := serveNodeDir(t, nodes, "sno", serveSnoYAML)
 	// A broken node next to it: a clear error for it, the others unaffected.
 	os.Mkdir(filepath.Join(nodes, "broken"), 0o755)
-	writeFile(t, filepath.Join(nodes, "broken", nodeIgnition), `{"ignition":{"version":"3.2.0"`)
+	writeFile(t, filepath.Join(nodes, "broken", node.DirIgnition), `{"ignition":{"version":"3.2.0"`)
 	s := startServe(t, "--iso", iso, "--nodes", nodes)
 
 	dir := filepath.Join(t.TempDir(), "pxe")
@@ -177,7 +178,7 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", nodeIgnition)) {
+	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", node.DirIgnition)) {
 		t.Errorf("GET /broken.iso: %d %q, want 500 naming the file", resp.StatusCode, body)
 	}
 	s.stop(t)

@@ -1,10 +1,14 @@
+//go:build linux
+
 // Command bench measures sno-iso against the physical limit, `cp` of the same file, in one
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
 // It prints a Markdown table for the README.
 //
-//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only fleet]
+//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download|fleet]
 //
-// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso.
+// Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso. The download case
+// compares with curl instead of cp; -only download runs it alone. It runs on Linux only: it
+// reads the server's CPU time and memory from /proc.
 package main
 
 import (
@@ -59,7 +63,8 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
-	only := flag.String("only", "", "measure only this group: fleet (serve replicas against nginx)")
+	only := flag.String("only", "", "run only this case: download, or fleet (serve replicas against nginx)")
+	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -68,6 +73,16 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	switch *only {
+	case "":
+	case "download":
+		printTableHeader()
+		benchDownload(*sno, tmp, *downloadSize, *rounds)
+		return
+	case "fleet":
+	default:
+		log.Fatalf("-only %q: the cases that run alone are download and fleet", *only)
+	}
 	if *iso == "" {
 		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
 		log.Printf("building a 1 GiB look-alike ISO in %s", tmp)
@@ -91,12 +106,9 @@ func main() {
 	}
 	if *only == "fleet" {
 		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
-		fmt.Println("| measurement | time | ratio | peak RSS |")
-		fmt.Println("|---|---|---|---|")
+		printTableHeader()
 		benchFleet(*sno, *iso, config, tmp, *rounds)
 		return
-	} else if *only != "" {
-		log.Fatalf("-only %q: the only group is fleet", *only)
 	}
 	inPlace := filepath.Join(tmp, "inplace.iso")
 	execute("cp", *iso, inPlace)
@@ -138,8 +150,7 @@ func main() {
 	}
 	c, cs, eo, ei := median(cp), median(cpSync), median(embedOut), median(embedInPlace)
 	fmt.Printf("ISO: %d MiB, %d rounds, medians; sno-iso writes durably (fsync before rename).\n\n", st.Size()>>20, *rounds)
-	fmt.Println("| measurement | time | ratio | peak RSS |")
-	fmt.Println("|---|---|---|---|")
+	printTableHeader()
 	fmt.Printf("| `cp` | %v | 1.00 | %d MiB |\n", c.wall.Round(time.Millisecond), c.maxRSS>>10)
 	fmt.Printf("| `cp` + `sync` | %v | %.2f | %d MiB |\n", cs.wall.Round(time.Millisecond), ratio(cs, c), cs.maxRSS>>10)
 	fmt.Printf("| `sno-iso ignition embed -o` (300 kB bootstrap-in-place config) | %v | %.2f vs cp, %.2f vs cp + sync | %d MiB |\n",
@@ -159,7 +170,13 @@ func main() {
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
 	benchFleet(*sno, *iso, config, tmp, *rounds)
+	benchDownload(*sno, tmp, *downloadSize, *rounds)
 	benchCapacity()
+}
+
+func printTableHeader() {
+	fmt.Println("| measurement | time | ratio | peak RSS |")
+	fmt.Println("|---|---|---|---|")
 }
 
 func ratio(a, b run) float64 { return float64(a.wall) / float64(b.wall) }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/embed"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/origin"
+	"github.com/sno-iso/sno-iso/serve"
+)
+
+// advice is what the command line adds to a library error: the flag or command that fixes
+// it, which the libraries do not know about.
+var advice = []struct {
+	err  error
+	hint string
+}{
+	{isobuilder.ErrCustomized, "; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again"},
+	{embed.ErrKargsDisagree, ", `sno-iso kargs reset` restores the defaults"},
+	{coreos.ErrNotBootstrapInPlace, ", or pass --allow-any-ignition to embed this config unchanged"},
+	{coreos.ErrNoInstallationDisk, ", or --installation-disk"},
+	{coreos.ErrKargRemoval, "; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead"},
+	{serve.ErrNodesNotDir, "; --nodes names a directory with one subdirectory per node"},
+	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
+	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
+	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},
+}
+
+// errorText is what the user reads of err: its text, followed by the advice of the first
+// library error it wraps that has some.
+func errorText(err error) string {
+	for _, a := range advice {
+		if errors.Is(err, a.err) {
+			return err.Error() + a.hint
+		}
+	}
+	return err.Error()
+}
+
+// forceAdvice tells how to replace an output that exists.
+func forceAdvice(err error) error {
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w; use --force to replace it", err)
+	}
+	return err
+}

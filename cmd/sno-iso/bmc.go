@@ -1,0 +1,428 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/redfish"
+	"github.com/urfave/cli/v2"
+	"gopkg.in/yaml.v3"
+)
+
+// The environment variables that carry BMC credentials: never a flag, so never on argv.
+const (
+	envBMCUsername = "SNO_ISO_BMC_USERNAME"
+	envBMCPassword = "SNO_ISO_BMC_PASSWORD"
+)
+
+// maxCredentialsFile bounds a credentials file, which holds two short lines.
+const maxCredentialsFile = 64 << 10
+
+func bmcCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bmc",
+		Usage: "boot a server from its ISO over Redfish virtual media, eject it, or show the BMC's state",
+		Description: "The BMC is --bmc ADDRESS (https://HOST, https://HOST/redfish/v1/Systems/ID, or Metal3's\n" +
+			"redfish-virtualmedia://HOST/... and idrac-virtualmedia://HOST/...), or the bmc section of a node's\n" +
+			"sno.yaml with --node DIR/NODE. Credentials come from " + envBMCUsername + " and " + envBMCPassword + ",\n" +
+			"or from --credentials-file (YAML with username: and password:), never from a flag.",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "boot",
+				Usage: "insert the ISO URL into a virtual CD, set a one-time boot from it and power the server on (or restart it)",
+				Description: "With --node DIR/NODE --serve-url URL it boots URL/NODE.iso (or URL/NODE-minimal.iso with --minimal),\n" +
+					"the URL that `sno-iso serve` gives the node. Running it again changes nothing when the image is\n" +
+					"inserted and the server is on.",
+				Flags: append(bmcFlags(),
+					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query string works everywhere)"},
+					&cli.StringFlag{Name: "serve-url", Usage: "with --node: the `URL` of `sno-iso serve` (http://HOST:PORT)"},
+					&cli.BoolFlag{Name: "minimal", Usage: "with --node: boot the node's minimal ISO"},
+					&cli.StringFlag{Name: "slot", Usage: "the virtual media slot `ID` to use (default: the first CD/DVD slot that takes the image)"},
+					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
+					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
+					&cli.BoolFlag{Name: "wait", Usage: "wait until the server reports power on"},
+				),
+				Action: bmcBoot,
+			},
+			{
+				Name:   "eject",
+				Usage:  "eject the media of the named slot, or of every CD/DVD slot",
+				Flags:  append(bmcFlags(), &cli.StringFlag{Name: "slot", Usage: "the virtual media slot `ID` to empty"}),
+				Action: bmcEject,
+			},
+			{
+				Name:   "status",
+				Usage:  "show power, boot override and each virtual media slot",
+				Flags:  bmcFlags(),
+				Action: bmcStatus,
+			},
+		},
+	}
+}
+
+// bmcFlags are the flags every bmc subcommand takes.
+func bmcFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "bmc", Usage: "the BMC's Redfish `ADDRESS`"},
+		&cli.StringFlag{Name: "node", Usage: "the node `DIR/NODE` whose sno.yaml has a bmc section"},
+		&cli.StringFlag{Name: "system", Usage: "the System `ID` when the BMC manages several"},
+		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " + envBMCUsername + " and " + envBMCPassword + ")"},
+		&cli.BoolFlag{Name: "insecure", Usage: "do not verify the BMC's TLS certificate"},
+		&cli.StringFlag{Name: "ca-file", Usage: "PEM `FILE` with the CA that signed the BMC's certificate"},
+		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up after `DURATION`"},
+		&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "first wait before retrying a busy BMC, and between polls of its state (`DURATION`, doubled per retry)"},
+		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on standard output"},
+		&cli.BoolFlag{Name: "verbose", Usage: "trace the HTTP exchanges on standard error, credentials and tokens redacted"},
+	}
+}
+
+// bmcTarget is the BMC and System a command drives, from flags or a node's sno.yaml.
+type bmcTarget struct {
+	addr     redfish.Address
+	system   string
+	insecure bool
+	creds    redfish.Credentials
+	// node is the node's name with --node, "" otherwise.
+	node string
+}
+
+func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
+	if c.NArg() != 0 {
+		return nil, usagef("%s takes no arguments, got %q", c.Command.HelpName, c.Args().Slice())
+	}
+	t := &bmcTarget{system: c.String("system"), insecure: c.Bool("insecure")}
+	address := c.String("bmc")
+	credentialsFile := c.String("credentials-file")
+	var nodeCredentials string
+	switch nodeDir := c.String("node"); {
+	case nodeDir != "" && address != "":
+		return nil, usagef("give --bmc or --node, not both: --node takes the address from the node's %s", node.DirConfig)
+	case nodeDir != "":
+		cfg, err := coreos.LoadConfig(filepath.Join(nodeDir, node.DirConfig))
+		if err != nil {
+			return nil, err
+		}
+		if cfg.BMC == nil {
+			return nil, fmt.Errorf("%s has no bmc section: add one with address: (and credentialsFile:), or use --bmc", cfg.Path)
+		}
+		t.node = filepath.Base(filepath.Clean(nodeDir))
+		address, nodeCredentials = cfg.BMC.Address, cfg.BMC.CredentialsFile
+		if t.system == "" {
+			t.system = cfg.BMC.SystemID
+		}
+		t.insecure = t.insecure || cfg.BMC.Insecure
+	case address == "":
+		return nil, usagef("%s needs --bmc ADDRESS or --node DIR/NODE (see --help)", c.Command.HelpName)
+	}
+	var err error
+	if t.addr, err = redfish.ParseAddress(address); err != nil {
+		return nil, usagef("--bmc: %v", err)
+	}
+	if t.insecure && c.String("ca-file") != "" {
+		return nil, usagef("--insecure skips the check that --ca-file is for: give one of them")
+	}
+	if t.creds, err = bmcCredentials(credentialsFile, nodeCredentials, c.App.ErrWriter); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// bmcCredentials takes the account from --credentials-file, else the environment, else the
+// node's credentialsFile; none at all is allowed for BMCs that ask for none.
+func bmcCredentials(flagFile, nodeFile string, stderr io.Writer) (redfish.Credentials, error) {
+	if flagFile != "" {
+		return readCredentialsFile(flagFile, stderr)
+	}
+	user, hasUser := os.LookupEnv(envBMCUsername)
+	pass, hasPass := os.LookupEnv(envBMCPassword)
+	if hasUser || hasPass {
+		if user == "" || !hasPass {
+			return redfish.Credentials{}, fmt.Errorf("set both %s and %s, or neither", envBMCUsername, envBMCPassword)
+		}
+		return redfish.Credentials{Username: user, Password: pass}, nil
+	}
+	if nodeFile != "" {
+		return readCredentialsFile(nodeFile, stderr)
+	}
+	return redfish.Credentials{}, nil
+}
+
+// readCredentialsFile reads a YAML file with username: and password: keys, the keys of a
+// Metal3 BMC Secret, so that `oc extract`ed values fit without renaming.
+func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return redfish.Credentials{}, fmt.Errorf("credentials file: %w", err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(stderr, "Warning: %s can be read by other users (mode %04o); chmod 600 it\n", path, info.Mode().Perm())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxCredentialsFile+1))
+	if err != nil {
+		return redfish.Credentials{}, fmt.Errorf("credentials file %s: %w", path, err)
+	}
+	if len(data) > maxCredentialsFile {
+		return redfish.Credentials{}, fmt.Errorf("credentials file %s is larger than %d bytes: it should hold username: and password:", path, maxCredentialsFile)
+	}
+	var file struct {
+		Username string `yaml:"username"`
+		Password string `yaml:"password"`
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	// The parser's message may quote the file, which holds the password: do not show it.
+	if err := dec.Decode(&file); err != nil || file.Username == "" || file.Password == "" {
+		return redfish.Credentials{}, fmt.Errorf("credentials file %s must be YAML with exactly the keys username: and password:, both set", path)
+	}
+	return redfish.Credentials{Username: file.Username, Password: file.Password}, nil
+}
+
+// bmcClient connects to the target with the TLS, trace and pacing the flags ask for.
+func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if t.insecure {
+		// The user asked for it: BMCs ship self-signed certificates.
+		tlsConfig.InsecureSkipVerify = true
+	}
+	if caFile := c.String("ca-file"); caFile != "" {
+		pemData, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", caFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	delay := c.Duration("retry-delay")
+	if delay <= 0 {
+		return nil, usagef("--retry-delay must be positive, got %s", delay)
+	}
+	if c.Duration("timeout") <= 0 {
+		return nil, usagef("--timeout must be positive, got %s", c.Duration("timeout"))
+	}
+	stderr := c.App.ErrWriter
+	opts := redfish.Options{
+		Credentials: t.creds,
+		TLS:         tlsConfig,
+		Retry:       redfish.Backoff{Base: delay, Max: 15 * delay, Poll: delay},
+		Progress: func(e redfish.Event) {
+			if e.Step == redfish.StepWarning {
+				fmt.Fprintf(stderr, "Warning: %s\n", e.Message)
+				return
+			}
+			fmt.Fprintln(stderr, e.Message)
+		},
+	}
+	if c.Bool("verbose") {
+		opts.Trace = stderr
+	}
+	return redfish.New(t.addr, opts), nil
+}
+
+// runBMC connects, runs do within --timeout, logs out, prints the result as JSON when asked,
+// and adds advice to errors.
+func runBMC(c *cli.Context, do func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error)) error {
+	t, err := resolveBMCTarget(c)
+	if err != nil {
+		return err
+	}
+	client, err := bmcClient(c, t)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	result, err := do(ctx, client, t)
+	logout, cancelLogout := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelLogout()
+	if closeErr := client.Close(logout); closeErr != nil && err == nil {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: logging out of the BMC: %v\n", closeErr)
+	}
+	if err != nil {
+		return bmcAdvice(c, err)
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(result)
+	}
+	return nil
+}
+
+// bmcAdvice says what to do about a failure, in the command line's terms.
+func bmcAdvice(c *cli.Context, err error) error {
+	var (
+		notFound   *redfish.NotFoundError
+		ambiguous  *redfish.AmbiguousSystemError
+		incomplete *redfish.IncompleteError
+		unknownCA  x509.UnknownAuthorityError
+		hostname   x509.HostnameError
+	)
+	switch {
+	case errors.Is(err, redfish.ErrUnauthorized):
+		return fmt.Errorf("%w; set %s and %s, or --credentials-file, to an account with the Operator role or more", err, envBMCUsername, envBMCPassword)
+	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):
+		return fmt.Errorf("%w; choose one with --system ID", err)
+	case errors.As(err, &notFound):
+		return fmt.Errorf("%w; choose one with --slot ID", err)
+	case errors.As(err, &incomplete) && !incomplete.Ejected:
+		return fmt.Errorf("%w; run `sno-iso bmc eject` with the same --bmc or --node to take it out", err)
+	case errors.As(err, &unknownCA), errors.As(err, &hostname):
+		return fmt.Errorf("%w; give the BMC's CA with --ca-file, or skip the check with --insecure", err)
+	case errors.Is(err, redfish.ErrNotRedfish):
+		return fmt.Errorf("%w; check the address: it should be the BMC's https://HOST", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: the BMC did not finish within --timeout %s; check that it is reachable, or raise --timeout", err, c.Duration("timeout"))
+	}
+	return err
+}
+
+func bmcBoot(c *cli.Context) error {
+	mode, err := bootMode(c.String("boot-mode"))
+	if err != nil {
+		return err
+	}
+	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+		image, err := bootImageURL(c, t)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkImageReachable(ctx, image); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "Warning: %v; the BMC may reach it where this machine cannot, but check the URL if the boot fails\n", err)
+		}
+		res, err := client.Boot(ctx, redfish.BootRequest{
+			System: t.system, Slot: c.String("slot"), Image: image, Mode: mode,
+			NoPower: c.Bool("no-power"), Wait: c.Bool("wait"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		if res.Changed {
+			fmt.Fprintf(c.App.ErrWriter, "Booting %s from %s: its BMC fetches the ISO from there now\n", res.System, image)
+		}
+		return res, nil
+	})
+}
+
+func bootMode(s string) (string, error) {
+	switch strings.ToLower(s) {
+	case "":
+		return "", nil
+	case "uefi":
+		return redfish.ModeUEFI, nil
+	case "legacy", "bios":
+		return redfish.ModeLegacy, nil
+	}
+	return "", usagef("--boot-mode is uefi or legacy, not %q", s)
+}
+
+// bootImageURL is --iso-url, or with --node the URL serve gives the node.
+func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
+	isoURL, serveURL := c.String("iso-url"), c.String("serve-url")
+	if t.node == "" {
+		if serveURL != "" || c.Bool("minimal") {
+			return "", usagef("--serve-url and --minimal go with --node; with --bmc, give the ISO's URL in --iso-url")
+		}
+		if isoURL == "" {
+			return "", usagef("%s needs --iso-url URL (or --node DIR/NODE --serve-url URL)", c.Command.HelpName)
+		}
+		return isoURL, nil
+	}
+	if isoURL != "" {
+		return "", usagef("with --node, the ISO URL comes from --serve-url; leave out --iso-url")
+	}
+	if serveURL == "" {
+		return "", usagef("%s --node needs --serve-url, the http://HOST:PORT of `sno-iso serve`", c.Command.HelpName)
+	}
+	u, err := url.Parse(serveURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", usagef("--serve-url %q must be the plain http://HOST:PORT at which the BMC reaches `sno-iso serve`", serveURL)
+	}
+	return servedISOURL(serveURL, t.node, c.Bool("minimal")), nil
+}
+
+// checkImageReachable asks for the image's headers before the BMC is told to fetch it, to
+// catch a server that is not running or a node name it does not know.
+func checkImageReachable(ctx context.Context, image string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, image, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the image from here: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HEAD %s answered %s", image, resp.Status)
+	}
+	return nil
+}
+
+// servedISOURL is the URL at which `sno-iso serve` offers a node's ISO.
+func servedISOURL(serveURL, node string, minimal bool) string {
+	name := node + ".iso"
+	if minimal {
+		name = node + "-minimal.iso"
+	}
+	return strings.TrimRight(serveURL, "/") + "/" + name
+}
+
+func bmcEject(c *cli.Context) error {
+	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+		res, err := client.Eject(ctx, t.system, c.String("slot"))
+		if err == nil && !res.Changed {
+			fmt.Fprintln(c.App.ErrWriter, "nothing to eject: nothing had to change")
+		}
+		return res, err
+	})
+}
+
+func bmcStatus(c *cli.Context) error {
+	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+		st, err := client.Status(ctx, t.system)
+		if err != nil || c.Bool("json") {
+			return st, err
+		}
+		w := c.App.Writer
+		fmt.Fprintf(w, "system  %s\npower   %s\n", st.System, st.PowerState)
+		fmt.Fprintf(w, "boot    %s %s", orDash(st.Boot.Target), orDash(st.Boot.Enabled))
+		if st.Boot.Mode != "" {
+			fmt.Fprintf(w, " (%s)", st.Boot.Mode)
+		}
+		fmt.Fprintln(w)
+		for _, m := range st.Media {
+			image := "empty"
+			if m.Inserted {
+				image = m.Image
+			}
+			fmt.Fprintf(w, "media   %s (%s): %s\n", m.ID, strings.Join(m.MediaTypes, "/"), image)
+		}
+		return st, nil
+	})
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// writeDocsFor runs `sno-iso dev docs` into a new directory and returns it.
+func writeDocsFor(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "docs")
+	var stderr bytes.Buffer
+	if code := run([]string{"sno-iso", "dev", "docs", dir}, nil, io.Discard, &stderr); code != 0 {
+		t.Fatalf("dev docs: exit %d: %s", code, stderr.Bytes())
+	}
+	return dir
+}
+
+// visibleCommands lists the commands a user sees in --help, as paths ("pxe ignition wrap"),
+// with the long names of their options.
+func visibleCommands(parent string, commands []*cli.Command) map[string][]string {
+	found := map[string][]string{}
+	for _, cmd := range commands {
+		if cmd.Hidden {
+			continue
+		}
+		path := strings.TrimSpace(parent + " " + cmd.Name)
+		for _, f := range cmd.Flags {
+			if len(f.Names()[0]) > 1 {
+				found[path] = append(found[path], f.Names()[0])
+			}
+		}
+		if _, ok := found[path]; !ok {
+			found[path] = nil
+		}
+		for sub, flags := range visibleCommands(path, cmd.Subcommands) {
+			found[sub] = flags
+		}
+	}
+	return found
+}
+
+// TestDocsMentionEveryCommand: the man page and each completion name every visible command
+// and every option, each in its own spelling, and none names the hidden dev commands.
+func TestDocsMentionEveryCommand(t *testing.T) {
+	dir := writeDocsFor(t)
+	commands := visibleCommands("", newApp(nil, io.Discard, io.Discard).Commands)
+	if len(commands) < 20 {
+		t.Fatalf("found only %d commands in the app: %v", len(commands), commands)
+	}
+	spell := map[string]func(option string) string{
+		manPageFile:        func(o string) string { return "--" + o },
+		bashCompletionFile: func(o string) string { return "--" + o },
+		zshCompletionFile:  func(o string) string { return "--" + o },
+		fishCompletionFile: func(o string) string { return "-l " + o },
+	}
+	for file, option := range spell {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for path, options := range commands {
+			name := path[strings.LastIndex(path, " ")+1:]
+			if !strings.Contains(text, name) {
+				t.Errorf("%s does not mention the command %q", file, path)
+			}
+			for _, o := range options {
+				if !strings.Contains(text, option(o)) {
+					t.Errorf("%s does not mention %s of %q", file, option(o), path)
+				}
+			}
+		}
+		if strings.Contains(text, "pack-minimal-iso") {
+			t.Errorf("%s names the hidden dev commands", file)
+		}
+	}
+}
+
+// completionCases are command lines up to the cursor and what completing them must offer;
+// nil means file names, as in an ISO argument.
+var completionCases = []struct {
+	line string
+	want []string
+}{
+	{"sno-iso ", []string{"build", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe", "reset", "serve"}},
+	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
+	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
+	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
+	{"sno-iso build --ig", []string{"--ignition"}},
+	{"sno-iso ignition embed -i config.ign --f", []string{"--force"}},
+	{"sno-iso kargs modify --ap", []string{"--append"}},
+	{"sno-iso --v", []string{"--version"}},
+	{"sno-iso inspect ", nil},
+	{"sno-iso ignition show ", nil},
+}
+
+// completionDir is a working directory holding one file, which file completion must offer.
+func completionDir(t *testing.T) (dir string, files []string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rhcos-live.iso"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, []string{"rhcos-live.iso"}
+}
+
+// checkCompletions runs a shell on each case and compares the sorted lines it prints.
+func checkCompletions(t *testing.T, shell string, script func(line string) string) {
+	t.Helper()
+	if _, err := exec.LookPath(shell); err != nil {
+		t.Skipf("%s is not installed (scripts/install-deps installs it)", shell)
+	}
+	dir, files := completionDir(t)
+	for _, c := range completionCases {
+		cmd := exec.Command(shell, "-c", script(c.line))
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s completing %q: %v\n%s", shell, c.line, err, out)
+			continue
+		}
+		got := strings.Fields(string(out))
+		slices.Sort(got)
+		want := c.want
+		if want == nil {
+			want = files
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s completes %q as %q, want %q", shell, c.line, got, want)
+		}
+	}
+}
+
+// shellWords quotes the words of line for bash and zsh, with an empty last word when the
+// line ends in a space (the cursor is on a new word).
+func shellWords(line string) (quoted string, count int) {
+	words := strings.Fields(line)
+	if strings.HasSuffix(line, " ") {
+		words = append(words, "")
+	}
+	for i, w := range words {
+		words[i] = "'" + w + "'"
+	}
+	return strings.Join(words, " "), len(words)
+}
+
+func TestBashCompletion(t *testing.T) {
+	script := filepath.Join(writeDocsFor(t), bashCompletionFile)
+	checkCompletions(t, "bash", func(line string) string {
+		words, n := shellWords(line)
+		// Bash itself falls back to file names (complete -o default) when the function
+		// offers nothing; the harness does the same after checking that it was asked to.
+		return fmt.Sprintf(`source %q
+complete -p sno-iso | grep -q -- '-o default' || { echo "not registered with -o default"; exit 1; }
+COMP_WORDS=(%s); COMP_CWORD=%d
+_sno_iso
+[ ${#COMPREPLY[@]} -gt 0 ] || COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+printf '%%s\n' "${COMPREPLY[@]}"`, script, words, n-1)
+	})
+}
+
+func TestZshCompletion(t *testing.T) {
+	script := filepath.Join(writeDocsFor(t), zshCompletionFile)
+	checkCompletions(t, "zsh", func(line string) string {
+		words, n := shellWords(line)
+		// compadd and _files exist only inside a completion widget: these stand-ins print
+		// the candidates that match the word under the cursor, as zsh would offer them.
+		return fmt.Sprintf(`compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true; }
+_files() { print -l -- *(N); }
+words=(%s); CURRENT=%d
+source %q`, words, n, script)
+	})
+}
+
+func TestFishCompletion(t *testing.T) {
+	script := filepath.Join(writeDocsFor(t), fishCompletionFile)
+	checkCompletions(t, "fish", func(line string) string {
+		// complete -C prints "candidate<TAB>description" lines; keep the candidates.
+		return fmt.Sprintf(`source %s; complete -C %s | cut -f1`, fishQuote(script), fishQuote(line))
+	})
+}

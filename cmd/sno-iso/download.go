@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/coreos/stream-metadata-go/stream"
+	"github.com/sno-iso/sno-iso/download"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/urfave/cli/v2"
+)
+
+// maxSHA256SumsSize bounds a mirror's sha256sum.txt read into memory.
+const maxSHA256SumsSize = 1 << 20
+
+func downloadCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "download",
+		Usage: "download the live ISO or PXE files of a CoreOS stream, verified, into the cache",
+		Description: "Finds the artifacts in stream metadata (--stream: what `openshift-install coreos print-stream-json`\n" +
+			"prints, as a file or URL, or a Fedora CoreOS stream name), or takes one --url with its sha256, and\n" +
+			"downloads them into the cache: checked against their sha256 while streaming, resumed where a\n" +
+			"connection broke, retried when the server asks for it. Prints the path of each file, alone, on\n" +
+			"standard output: in the cache, or in -C DIR.",
+		Flags: append(streamFlags(),
+			&cli.StringFlag{Name: "format", Value: download.FormatISO, Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
+			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
+			forceFlag("replace existing files in DIR"),
+			&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's)"},
+			&cli.StringFlag{Name: "sha256", Usage: "with --url: the file's sha256 `HEX` digest"},
+			&cli.StringFlag{Name: "sha256sum-url", Usage: "with --url: take the digest from the sha256sum.txt at `URL`"},
+		),
+		Action: downloadArtifacts,
+	}
+}
+
+// streamFlags name a stream's artifact and how to fetch it: download's, and those of the
+// commands that take --stream instead of --iso.
+func streamFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: a file (what openshift-install coreos print-stream-json prints), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + "); - reads standard input"},
+		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
+		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
+		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
+	}
+}
+
+func defaultCacheDirText() string {
+	dir, err := download.DefaultCacheDir()
+	if err != nil {
+		return "the user's cache directory"
+	}
+	return dir
+}
+
+func downloadArtifacts(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usagef("download takes no arguments, got %q; name the stream with --stream or the file with --url", c.Args().Slice())
+	}
+	format := c.String("format")
+	if format != download.FormatISO && format != download.FormatPXE {
+		return usagef("--format must be %s or %s, got %q", download.FormatISO, download.FormatPXE, format)
+	}
+	if err := checkURLFlags(c); err != nil {
+		return err
+	}
+	dir := c.String("directory")
+	d, err := newDownloader(c)
+	if err != nil {
+		return err
+	}
+	var artifacts []download.Artifact
+	if c.IsSet("url") {
+		artifacts, err = urlArtifact(c, d.cache.Fetcher)
+	} else {
+		artifacts, err = streamArtifacts(c, d.cache.Fetcher, format)
+	}
+	if err != nil {
+		return err
+	}
+	if dir != "" && !c.Bool("force") {
+		for _, a := range artifacts {
+			if err := refuseExisting(filepath.Join(dir, a.Name()), false); err != nil {
+				return err
+			}
+		}
+	}
+	var paths []string
+	for _, a := range artifacts {
+		p, err := d.get(c, a)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+	}
+	if dir != "" {
+		if paths, err = copyInto(c, paths, dir); err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		fmt.Fprintln(c.App.Writer, p)
+	}
+	return nil
+}
+
+// checkURLFlags rejects the combinations of --stream and --url flags that name nothing or
+// two things.
+func checkURLFlags(c *cli.Context) error {
+	switch {
+	case c.IsSet("url") && c.IsSet("stream"):
+		return usagef("--url and --stream both name what to download: give one")
+	case c.IsSet("url"):
+		if c.IsSet("sha256") == c.IsSet("sha256sum-url") {
+			return usagef("--url needs the file's digest: --sha256 HEX or --sha256sum-url URL (one of them)")
+		}
+		if c.IsSet("sha256") && !download.IsSHA256(c.String("sha256")) {
+			return usagef("--sha256 %q is not a sha256 digest: want 64 hex digits", c.String("sha256"))
+		}
+		for _, name := range []string{"arch", "format"} {
+			if c.IsSet(name) {
+				return usagef("--%s chooses among a stream's artifacts; --url names one file", name)
+			}
+		}
+	case c.IsSet("sha256") || c.IsSet("sha256sum-url"):
+		return usagef("--sha256 and --sha256sum-url go with --url; a stream carries its own digests")
+	case !c.IsSet("stream"):
+		return usagef("download needs --stream SOURCE (e.g. the file `openshift-install coreos print-stream-json` writes) or --url URL")
+	}
+	return nil
+}
+
+// downloader fetches artifacts into the cache, drawing progress on standard error.
+type downloader struct {
+	cache    *download.Cache
+	progress *downloadProgress
+}
+
+// newDownloader uses the cache of --cache-dir and the keys of --keyring.
+func newDownloader(c *cli.Context) (*downloader, error) {
+	dir := c.String("cache-dir")
+	if dir == "" {
+		var err error
+		if dir, err = download.DefaultCacheDir(); err != nil {
+			return nil, fmt.Errorf("no user cache directory (%v); name one with --cache-dir DIR", err)
+		}
+	}
+	d := &downloader{progress: newDownloadProgress(c.App.ErrWriter)}
+	f := download.NewFetcher()
+	f.Progress = d.progress
+	d.cache = &download.Cache{Dir: dir, Fetcher: f}
+	if file := c.String("keyring"); file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--keyring: %w", err)
+		}
+		if d.cache.Keyring, err = download.ParseKeyring(data); err != nil {
+			return nil, fmt.Errorf("--keyring %s: %w; give a file of OpenPGP public keys, armored or binary", file, err)
+		}
+	}
+	return d, nil
+}
+
+// streamArtifacts loads --stream ("-" for standard input) and selects format for --arch.
+func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]download.Artifact, error) {
+	var s *stream.Stream
+	var err error
+	if source := c.String("stream"); source == "-" {
+		if s, err = download.ReadStream(c.App.Reader); err != nil {
+			return nil, fmt.Errorf("stream on standard input: %w", err)
+		}
+	} else if s, err = f.LoadStream(c.Context, source); err != nil {
+		return nil, err
+	}
+	artifacts, err := download.Select(s, c.String("arch"), format)
+	var missing *download.NotInStreamError
+	if errors.As(err, &missing) {
+		if missing.What == download.MissingArchitecture {
+			return nil, fmt.Errorf("%w; choose one with --arch", err)
+		}
+		return nil, fmt.Errorf("%w; sno-iso needs the metal iso or pxe artifacts: is this a CoreOS stream for bare metal?", err)
+	}
+	return artifacts, err
+}
+
+// urlArtifact is --url with the digest of --sha256 or of the --sha256sum-url file.
+func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, error) {
+	a := download.Artifact{URL: c.String("url"), SHA256: c.String("sha256")}
+	if a.Name() == "" {
+		return nil, usagef("--url %s names no file: give the URL of the file itself", a.URL)
+	}
+	if c.String("keyring") != "" {
+		a.SignatureURL = a.URL + ".sig" // where Fedora CoreOS publishes them
+	}
+	if sumsURL := c.String("sha256sum-url"); sumsURL != "" {
+		data, err := f.Get(c.Context, sumsURL, maxSHA256SumsSize)
+		if err != nil {
+			return nil, err
+		}
+		sums, err := download.ParseSHA256Sums(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sumsURL, err)
+		}
+		name := a.Name()
+		digest, ok := sums[name]
+		if !ok {
+			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s", sumsURL, name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
+		}
+		a.SHA256 = digest
+	}
+	return []download.Artifact{a}, nil
+}
+
+// get returns the path of a in the cache, downloading it when missing, and advice with
+// what went wrong.
+func (d *downloader) get(c *cli.Context, a download.Artifact) (string, error) {
+	p, err := d.cache.Get(c.Context, a)
+	d.progress.finish()
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "", fmt.Errorf("download of %s interrupted; the next run resumes it", a.URL)
+	case errors.Is(err, download.ErrNoSignature):
+		return "", fmt.Errorf("%w; RHCOS streams publish no signatures (the sha256 from the signed installer is the check): drop --keyring", err)
+	case err != nil:
+		var mismatch *download.DigestMismatchError
+		if errors.As(err, &mismatch) {
+			return "", fmt.Errorf("%w; the download was deleted: check that the stream or digest matches the file the URL serves", err)
+		}
+		return "", err
+	}
+	return p, nil
+}
+
+// copyInto copies the cache's files into dir, atomically and by the kernel where it can; the
+// cache keeps its own read-only copy, so editing these in place leaves it intact.
+func copyInto(c *cli.Context, paths []string, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		dest := filepath.Join(dir, filepath.Base(p))
+		if err := copyArtifact(c, p, dest); err != nil {
+			return nil, err
+		}
+		out = append(out, dest)
+	}
+	return out, nil
+}
+
+func copyArtifact(c *cli.Context, src, dest string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	img, err := isobuilder.NewImage(f, st.Size())
+	if err != nil {
+		return err
+	}
+	opts, done := progress(c, st.Size())
+	defer done()
+	opts.Force = c.Bool("force")
+	return isobuilder.WriteFile(c.Context, img, dest, opts)
+}

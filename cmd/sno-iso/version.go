@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+// The Makefile and scripts/release set these with -ldflags "-X main.buildVersion=... -X
+// main.buildCommit=...": git describe and the commit it names. go install leaves them empty.
+var (
+	buildVersion string
+	buildCommit  string
+)
+
+// version is the release this binary was built as: git describe when built by make, else
+// the module version that go install or go build recorded.
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// commit is the source commit, marked -dirty when built from a modified tree, or "" when
+// unknown (go install of a module version builds from the module zip, not a checkout).
+func commit() string {
+	if buildCommit != "" {
+		return buildCommit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var revision, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if revision != "" && modified == "true" {
+		return revision + "-dirty"
+	}
+	return revision
+}
+
+// versionLine is what --version prints after the program name: the version, the commit
+// and the Go release that built it, which together say what to report in an issue.
+func versionLine() string {
+	if c := commit(); c != "" {
+		return fmt.Sprintf("%s (commit %s, %s)", version(), c, runtime.Version())
+	}
+	return fmt.Sprintf("%s (%s)", version(), runtime.Version())
+}

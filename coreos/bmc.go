@@ -1,0 +1,58 @@
+package coreos
+
+import (
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// BMC is how to reach a node's BMC over Redfish (sno.yaml `bmc`).
+type BMC struct {
+	// Address is the Redfish address as written (https://HOST, .../redfish/v1/Systems/ID,
+	// or a Metal3 redfish-virtualmedia:// or idrac-virtualmedia:// form).
+	Address string
+	// CredentialsFile holds the account, resolved with ResolvePath; "" when not set.
+	CredentialsFile string
+	// SystemID names the System when the BMC manages several.
+	SystemID string
+	// Insecure skips verifying the BMC's TLS certificate.
+	Insecure bool
+}
+
+var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure"}
+
+func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
+	b := &BMC{}
+	if err := p.walkMapping(n, bmcKey, bmcKeys, func(key string, v *yaml.Node) error {
+		if v.Tag == "!!null" {
+			return nil
+		}
+		var err error
+		switch key {
+		case "address":
+			if b.Address, err = p.str(v, bmcKey+".address"); err == nil && !strings.Contains(b.Address, "://") {
+				err = p.errorf(v, "%s.address %q has no scheme: write https://%s", bmcKey, b.Address, b.Address)
+			}
+		case "credentialsFile":
+			var path string
+			if path, err = p.str(v, bmcKey+".credentialsFile"); err == nil {
+				if path == "" {
+					return p.errorf(v, "%s.credentialsFile is empty: name the file or leave the key out", bmcKey)
+				}
+				b.CredentialsFile = cfg.ResolvePath(path)
+			}
+		case "systemID":
+			b.SystemID, err = p.str(v, bmcKey+".systemID")
+		case "insecure":
+			b.Insecure, err = p.boolean(v, bmcKey+".insecure")
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if b.Address == "" {
+		return p.errorf(n, "%s needs an address, such as address: https://10.0.0.5", bmcKey)
+	}
+	cfg.BMC = b
+	return nil
+}

@@ -1,0 +1,243 @@
+package download
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Cache keeps verified artifacts under Dir, one directory per sha256:
+//
+//	Dir/SHA256/NAME       the artifact, read-only, present only once verified
+//	Dir/SHA256/NAME.part  a download in progress, resumed by the next Get
+//	Dir/SHA256/NAME.sig   its OpenPGP signature, when one was checked
+//	Dir/SHA256/.lock      locked by the process downloading; holds the part's validator
+//
+// An entry is trusted by its name: a hit needs neither network nor hashing.
+type Cache struct {
+	Dir     string
+	Fetcher *Fetcher
+	// Keyring, when set, must verify every artifact's detached OpenPGP signature.
+	Keyring *Keyring
+	// lockPoll is how often a process waiting for another's download tries the lock.
+	lockPoll time.Duration
+}
+
+// maxSignatureSize bounds a detached signature read into memory.
+const maxSignatureSize = 64 << 10
+
+// DefaultCacheDir is sno-iso's directory in the user's cache directory
+// ($XDG_CACHE_HOME or ~/.cache on Linux).
+func DefaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "sno-iso"), nil
+}
+
+// Get returns the path of a in the cache, downloading and verifying it first when missing.
+// Two processes asking for one artifact download it once: the second waits for the first.
+func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
+	a.SHA256 = strings.ToLower(a.SHA256) // the entry's name, and what Fetch compares
+	if err := a.check(); err != nil {
+		return "", err
+	}
+	if c.Keyring != nil && a.SignatureURL == "" {
+		return "", fmt.Errorf("%s: %w", a.URL, ErrNoSignature)
+	}
+	dir := filepath.Join(c.Dir, a.SHA256)
+	final := filepath.Join(dir, a.Name())
+	if ok, err := c.lookup(ctx, a, final); ok || err != nil {
+		return final, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := c.lock(ctx, filepath.Join(dir, ".lock"))
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		unlock(lock)
+		lock.Close()
+	}()
+	// The process that held the lock may have just finished this very entry.
+	if ok, err := c.lookup(ctx, a, final); ok || err != nil {
+		return final, err
+	}
+	if err := c.fill(ctx, a, final, lock); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+// lookup reports whether final is in the cache, checking its signature when asked to.
+func (c *Cache) lookup(ctx context.Context, a Artifact, final string) (bool, error) {
+	st, err := os.Stat(final)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.Mode().IsRegular() {
+		return false, fmt.Errorf("cache entry %s is not a regular file; remove it", final)
+	}
+	if c.Keyring == nil {
+		return true, nil
+	}
+	return true, c.checkSignature(ctx, a, final)
+}
+
+// fill downloads a into final, holding the entry's lock.
+func (c *Cache) fill(ctx context.Context, a Artifact, final string, lock *os.File) error {
+	part := &Part{Path: final + ".part", Validator: readValidator(lock), SaveValidator: func(v string) error { return writeValidator(lock, v) }}
+	if err := c.Fetcher.Fetch(ctx, a, part); err != nil {
+		removeIfEmpty(part.Path)
+		return err
+	}
+	if c.Keyring != nil {
+		if err := c.checkSignature(ctx, a, part.Path); err != nil {
+			var bad *SignatureError
+			if errors.As(err, &bad) {
+				os.Remove(part.Path)
+			}
+			return err
+		}
+	}
+	// Read-only: commands that edit an ISO in place must not edit the cache's copy.
+	if err := os.Chmod(part.Path, 0o444); err != nil {
+		return err
+	}
+	if err := os.Rename(part.Path, final); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+// checkSignature verifies path with a's detached signature, kept beside the entry as
+// NAME.sig so that a later hit needs no network.
+func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) error {
+	if a.SignatureURL == "" {
+		return fmt.Errorf("%s: %w", a.URL, ErrNoSignature)
+	}
+	sigPath := filepath.Join(filepath.Dir(path), a.Name()+".sig")
+	sig, err := os.ReadFile(sigPath)
+	fetched := errors.Is(err, fs.ErrNotExist)
+	if fetched {
+		sig, err = c.Fetcher.Get(ctx, a.SignatureURL, maxSignatureSize)
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := c.Keyring.Verify(f, sig); err != nil {
+		return &SignatureError{URL: a.URL, Err: err}
+	}
+	if fetched {
+		return writeFileAtomic(sigPath, sig)
+	}
+	return nil
+}
+
+// lock takes the entry's lock, waiting for another process that holds it.
+func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	poll := c.lockPoll
+	if poll == 0 {
+		poll = 200 * time.Millisecond
+	}
+	for waited := false; ; waited = true {
+		ok, err := tryLock(f)
+		if ok || err != nil {
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("locking %s: %w", path, err)
+			}
+			return f, nil
+		}
+		if !waited {
+			c.Fetcher.progress().Wait(path)
+		}
+		if err := sleep(ctx, poll); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+}
+
+// maxValidatorSize bounds what is read back from a lock file; validators are short.
+const maxValidatorSize = 1024
+
+func readValidator(lock *os.File) string {
+	buf := make([]byte, maxValidatorSize)
+	n, _ := lock.ReadAt(buf, 0)
+	return string(bytes.TrimSpace(buf[:n]))
+}
+
+func writeValidator(lock *os.File, v string) error {
+	if err := lock.Truncate(0); err != nil {
+		return err
+	}
+	_, err := lock.WriteAt([]byte(v), 0)
+	return err
+}
+
+func removeIfEmpty(path string) {
+	if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+		os.Remove(path)
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// syncDir makes a rename in dir durable; Windows has no directory fsync and needs none.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}

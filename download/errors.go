@@ -1,0 +1,86 @@
+package download
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ErrStalled is the cause of an attempt whose body delivered no byte for the stall timeout.
+var ErrStalled = errors.New("no data received within the stall timeout")
+
+// ErrNoSignature means a signature check was asked for an artifact that has none.
+var ErrNoSignature = errors.New("the artifact has no OpenPGP signature")
+
+// StatusError is an HTTP response that is not the artifact.
+type StatusError struct {
+	URL    string
+	Status int
+	// RetryAfter is the server's Retry-After, zero when absent.
+	RetryAfter time.Duration
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
+}
+
+// DigestMismatchError means the downloaded bytes are not the ones the source promised.
+type DigestMismatchError struct {
+	URL       string
+	Want, Got string
+}
+
+func (e *DigestMismatchError) Error() string {
+	return fmt.Sprintf("%s: sha256 mismatch: expected %s, downloaded %s", e.URL, e.Want, e.Got)
+}
+
+// What a NotInStreamError says is missing.
+const (
+	MissingArchitecture = "architecture"
+	MissingPlatform     = "platform"
+	MissingFormat       = "metal format"
+)
+
+// NotInStreamError names something a stream lacks, and what it has instead.
+type NotInStreamError struct {
+	Stream string
+	// What is missing: MissingArchitecture, MissingPlatform or MissingFormat; the last two
+	// within the architecture Arch.
+	What, Arch string
+	Want       string
+	Have       []string
+}
+
+func (e *NotInStreamError) Error() string {
+	have := "none"
+	if len(e.Have) > 0 {
+		have = strings.Join(e.Have, ", ")
+	}
+	within := ""
+	if e.What != MissingArchitecture {
+		within = " for " + e.Arch
+	}
+	return fmt.Sprintf("stream %q has no %s %q%s; it has: %s", e.Stream, e.What, e.Want, within, have)
+}
+
+// StreamError means a stream's source could not be read as CoreOS stream metadata.
+type StreamError struct {
+	Source string
+	Err    error
+}
+
+func (e *StreamError) Error() string { return fmt.Sprintf("stream %s: %v", e.Source, e.Err) }
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// SignatureError means an artifact's OpenPGP signature does not verify with the keyring.
+type SignatureError struct {
+	URL string
+	Err error
+}
+
+func (e *SignatureError) Error() string {
+	return fmt.Sprintf("%s: OpenPGP signature not valid: %v", e.URL, e.Err)
+}
+func (e *SignatureError) Unwrap() error { return e.Err }

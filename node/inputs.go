@@ -1,0 +1,218 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/input"
+)
+
+// The files of a node directory, the layout serve reads.
+const (
+	DirIgnition = "bootstrap-in-place-for-live-iso.ign"
+	DirConfig   = "sno.yaml"
+)
+
+// maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
+const maxKeyfileSize = 1 << 20
+
+// Inputs names what describes one node's boot media: the bootstrap-in-place Ignition,
+// sno.yaml, install-config.yaml and overrides of their settings.
+type Inputs struct {
+	IgnitionPath      string
+	ConfigPath        string // optional
+	InstallConfigPath string // optional
+	// Overrides win over sno.yaml and install-config.yaml.
+	Overrides        coreos.InstallationFlags
+	AllowAnyIgnition bool
+	// LiveKargs and NetworkKeyfiles replace sno.yaml's lists when not nil.
+	LiveKargs       coreos.LiveKargs
+	NetworkKeyfiles []string
+	// Customizations replace sno.yaml's list when not nil.
+	Customizations []string
+}
+
+// DirInputs are the inputs of a node directory: dir/bootstrap-in-place-for-live-iso.ign and,
+// when it exists, dir/sno.yaml (paths in it are relative to it).
+func DirInputs(dir string) Inputs {
+	in := Inputs{IgnitionPath: filepath.Join(dir, DirIgnition), ConfigPath: filepath.Join(dir, DirConfig)}
+	if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
+		in.ConfigPath = ""
+	}
+	return in
+}
+
+// Sources are a node's inputs read into memory, ready for Prepare.
+type Sources struct {
+	// Ignition is the bootstrap-in-place config, read from IgnitionName.
+	Ignition     []byte
+	IgnitionName string
+	// Config is sno.yaml; an empty Config when there is none.
+	Config *coreos.Config
+	// Installation merges sno.yaml, install-config.yaml and the overrides.
+	Installation coreos.Installation
+	// CopyNetworkSet says whether sno.yaml or an override chose copyNetwork explicitly.
+	CopyNetworkSet   bool
+	AllowAnyIgnition bool
+	LiveKargs        coreos.LiveKargs
+	// Keyfiles are payload members at initrd.NetworkDir/<name>.
+	Keyfiles       initrd.Files
+	Customizations []*coreos.Customization
+	// CustomizationWarnings are the customizations' warnings, for the user.
+	CustomizationWarnings []string
+}
+
+// Load reads every input of the node. files lists what it read or looked for, also on
+// error, so that a caller watching them notices a fixed file.
+func (in Inputs) Load() (src *Sources, files []string, err error) {
+	files = []string{in.IgnitionPath}
+	cfg := &coreos.Config{}
+	if in.ConfigPath != "" {
+		files = append(files, in.ConfigPath)
+		if cfg, err = coreos.LoadConfig(in.ConfigPath); err != nil {
+			return nil, files, err
+		}
+	}
+	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition}
+	if in.InstallConfigPath != "" {
+		files = append(files, in.InstallConfigPath)
+	}
+	if src.Installation, err = in.installation(cfg); err != nil {
+		return nil, files, err
+	}
+	src.CopyNetworkSet = cfg.CopyNetworkSet || in.Overrides.CopyNetwork != nil
+	var keyfilePaths []string
+	src.LiveKargs, keyfilePaths = in.liveSettings(cfg)
+	customizationPaths := cfg.Customizations
+	if in.Customizations != nil {
+		customizationPaths = in.Customizations
+	}
+	files = append(append(files, keyfilePaths...), customizationPaths...)
+	if src.Keyfiles, err = ReadKeyfiles(keyfilePaths); err != nil {
+		return nil, files, err
+	}
+	if src.Customizations, src.CustomizationWarnings, err = loadCustomizations(customizationPaths); err != nil {
+		return nil, files, err
+	}
+	if src.Ignition, err = input.ReadFile(in.IgnitionPath, coreos.MaxIgnitionSize, "an Ignition config"); err != nil {
+		return nil, files, err
+	}
+	return src, files, nil
+}
+
+// liveSettings merges the live kargs and keyfiles of sno.yaml and the overrides: a list
+// given as an override replaces the file's.
+func (in Inputs) liveSettings(cfg *coreos.Config) (coreos.LiveKargs, []string) {
+	kargs, keyfiles := cfg.LiveKargs, cfg.NetworkKeyfiles
+	if in.LiveKargs.Append != nil {
+		kargs.Append = in.LiveKargs.Append
+	}
+	if in.LiveKargs.Delete != nil {
+		kargs.Delete = in.LiveKargs.Delete
+	}
+	if in.LiveKargs.Replace != nil {
+		kargs.Replace = in.LiveKargs.Replace
+	}
+	if in.NetworkKeyfiles != nil {
+		keyfiles = in.NetworkKeyfiles
+	}
+	return kargs, keyfiles
+}
+
+// installation merges sno.yaml, install-config.yaml and the overrides, in rising precedence.
+func (in Inputs) installation(cfg *coreos.Config) (coreos.Installation, error) {
+	inst := cfg.Installation
+	if in.InstallConfigPath != "" {
+		fromInstallConfig, err := coreos.LoadInstallConfig(in.InstallConfigPath)
+		if err != nil {
+			return inst, err
+		}
+		switch {
+		case inst.Disk == "":
+			inst.Disk = fromInstallConfig.Disk
+		case inst.Disk != fromInstallConfig.Disk:
+			return inst, fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
+		}
+	}
+	return in.Overrides.Override(inst), nil
+}
+
+// loadCustomizations loads the customization files and checks that they merge: a conflict
+// between two of the user's files is about them, not about the bootstrap-in-place config
+// they go into.
+func loadCustomizations(paths []string) ([]*coreos.Customization, []string, error) {
+	var parts []*coreos.Customization
+	var warnings []string
+	for _, p := range paths {
+		c, err := coreos.LoadCustomization(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		parts = append(parts, c)
+		for _, w := range c.Warnings() {
+			warnings = append(warnings, w.String())
+		}
+	}
+	if _, _, err := coreos.MergeCustomizations(coreos.RoleMaster, parts, ""); err != nil {
+		return nil, nil, err
+	}
+	return parts, warnings, nil
+}
+
+// ReadKeyfiles reads NetworkManager keyfiles into payload members, each at
+// initrd.NetworkDir/<basename>, where the live initramfs picks them up. Each must be a
+// keyfile (a [connection] section), and two inputs may not share a basename.
+func ReadKeyfiles(paths []string) (initrd.Files, error) {
+	files := initrd.Files{}
+	from := map[string]string{}
+	for _, p := range paths {
+		name := filepath.Base(p)
+		if first, dup := from[name]; dup {
+			return nil, fmt.Errorf("multiple input keyfiles named %q (%s and %s): the live system keeps them in one directory, rename one", name, first, p)
+		}
+		from[name] = p
+		data, err := readKeyfile(p)
+		if err != nil {
+			return nil, err
+		}
+		files[initrd.NetworkDir+"/"+name] = data
+	}
+	return files, nil
+}
+
+func readKeyfile(path string) ([]byte, error) {
+	data, err := input.ReadFile(path, maxKeyfileSize, "a NetworkManager keyfile")
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%s is not UTF-8 text: not a NetworkManager keyfile", path)
+	}
+	if !hasConnectionSection(data) {
+		return nil, fmt.Errorf("%s is not a NetworkManager keyfile: it has no [connection] section "+
+			"(write one with nmcli --offline, or copy one from /etc/NetworkManager/system-connections)", path)
+	}
+	return data, nil
+}
+
+// hasConnectionSection reports whether a key file has the group every NetworkManager
+// connection profile has.
+func hasConnectionSection(data []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxKeyfileSize)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "[connection]" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,153 @@
+package node
+
+import (
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/embed"
+	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/isobuilder"
+)
+
+// Report describes a live ISO: what `sno-iso inspect` prints. Its JSON form is a stable
+// interface for scripts.
+type Report struct {
+	Path         string              `json:"path"`
+	Size         int64               `json:"size"`
+	VolumeID     string              `json:"volumeID"`
+	SystemID     string              `json:"systemID"`
+	Arch         string              `json:"architecture"`
+	Ignition     IgnitionAreaReport  `json:"ignitionArea"`
+	Kargs        *KargsReport        `json:"kargs,omitempty"`
+	Features     *embed.Features     `json:"features,omitempty"`
+	Installation *InstallationReport `json:"installation,omitempty"`
+	MinimalISO   MinimalISOReport    `json:"minimalISO"`
+}
+
+// IgnitionAreaReport is the Ignition area and what it holds.
+type IgnitionAreaReport struct {
+	File      string   `json:"file"`
+	Source    string   `json:"source"`
+	Offset    int64    `json:"offset"`
+	Length    int64    `json:"length"`
+	BytesUsed int64    `json:"bytesUsed"`
+	Members   []Member `json:"members"`
+	// LegacyHeader is "matches", "differs" or "" (absent): the pre-2022 coreiso+ header.
+	LegacyHeader string `json:"legacyHeader,omitempty"`
+}
+
+// InstallationReport is what the embedded install-to-disk script will do.
+type InstallationReport struct {
+	Disk           string   `json:"disk"`
+	InstallerArgs  []string `json:"installerArgs"`
+	MachineConfigs []string `json:"machineConfigs,omitempty"`
+}
+
+// Member is one embedded file.
+type Member struct {
+	Path string `json:"path"`
+	Size int    `json:"size"`
+}
+
+// KargsReport is the kernel-argument areas and what they hold.
+type KargsReport struct {
+	Source  string      `json:"source"`
+	Size    int         `json:"size"`
+	Areas   []KargsArea `json:"areas"`
+	Default string      `json:"default"`
+	Current string      `json:"current"`
+}
+
+// KargsArea is where one kernel-argument area is.
+type KargsArea struct {
+	File   string `json:"file"`
+	Offset int64  `json:"offset"`
+}
+
+// MinimalISOReport says whether and how a minimal ISO can be made of the ISO.
+type MinimalISOReport struct {
+	// Available is true when a minimal ISO can be made of this one (see MinimalISO).
+	Available bool `json:"available"`
+	// Method is "miniso.dat" (byte for byte what coreos-installer writes) or "rebuild".
+	Method string `json:"method,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Customized is set when the reason is a customization that resetting the ISO undoes.
+	Customized bool `json:"-"`
+}
+
+// Inspect describes iso; path names it in the report.
+func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
+	r := &Report{
+		Path: path, Size: iso.Size(), VolumeID: iso.Volume().VolumeID, SystemID: iso.Volume().SystemID, Arch: iso.Arch(),
+	}
+	area := iso.IgnitionArea()
+	raw, err := iso.IgnitionAreaBytes()
+	if err != nil {
+		return nil, err
+	}
+	files, err := iso.Payload()
+	if err != nil {
+		return nil, err
+	}
+	r.Ignition = IgnitionAreaReport{
+		File: area.File, Source: area.Source, Offset: area.Offset, Length: area.Length,
+		BytesUsed: usedBytes(raw), Members: []Member{},
+	}
+	for _, p := range files.Paths() {
+		r.Ignition.Members = append(r.Ignition.Members, Member{Path: p, Size: len(files[p])})
+	}
+	if cfg, ok := files[initrd.IgnitionPath]; ok {
+		// Only bootstrap-in-place configs have an installation to report.
+		if info, err := coreos.InspectIgnition(cfg); err == nil {
+			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs}
+			for _, mc := range info.MachineConfigs {
+				r.Installation.MachineConfigs = append(r.Installation.MachineConfigs, mc.Name)
+			}
+		}
+	}
+	if l := area.Legacy; l != nil {
+		r.Ignition.LegacyHeader = "differs"
+		if l.Offset == area.Offset && l.Length == area.Length {
+			r.Ignition.LegacyHeader = "matches"
+		}
+	}
+	if k := iso.Kargs(); k != nil {
+		cur, err := k.Current(iso)
+		if err != nil {
+			return nil, err
+		}
+		kr := &KargsReport{Source: k.Source, Size: k.Size, Default: k.Default, Current: cur}
+		for _, a := range k.Areas {
+			kr.Areas = append(kr.Areas, KargsArea{File: a.File, Offset: a.Offset})
+		}
+		r.Kargs = kr
+	}
+	if features, ok := iso.Features(); ok {
+		r.Features = &features
+	}
+	r.MinimalISO = minimalAvailability(iso, r, files)
+	return r, nil
+}
+
+// usedBytes is the length of the area up to its last non-zero byte: what the payload takes.
+func usedBytes(area []byte) int64 {
+	n := len(area)
+	for n > 0 && area[n-1] == 0 {
+		n--
+	}
+	return int64(n)
+}
+
+// minimalAvailability says whether a minimal ISO can be made of the ISO: it needs the
+// rootfs to leave out, and no customization (miniso.dat refers to the pristine bytes, and a
+// minimal ISO is made before its own customization).
+func minimalAvailability(iso *isobuilder.LiveISO, r *Report, files initrd.Files) MinimalISOReport {
+	if _, _, err := iso.Locate(isobuilder.PXEDir + "/ROOTFS.IMG"); err != nil {
+		return MinimalISOReport{Reason: ErrAlreadyMinimal.Error()}
+	}
+	switch {
+	case len(files) > 0:
+		return MinimalISOReport{Reason: "the Ignition area is not empty", Customized: true}
+	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:
+		return MinimalISOReport{Reason: "the kernel arguments differ from the defaults", Customized: true}
+	}
+	return MinimalISOReport{Available: true, Method: string(ChooseMinimal(iso))}
+}

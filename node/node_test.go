@@ -1,0 +1,228 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/bipgen"
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/isobuilder"
+)
+
+const testDisk = "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"
+
+// writeNodeDir writes a node directory: a generated bootstrap-in-place config and sno.yaml.
+func writeNodeDir(t *testing.T, snoYAML string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bip, err := bipgen.Generate(bipgen.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, DirIgnition), bip, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if snoYAML != "" {
+		if err := os.WriteFile(filepath.Join(dir, DirConfig), []byte(snoYAML), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func openFixture(t *testing.T, name string) *isobuilder.LiveISO {
+	t.Helper()
+	return openISO(t, fixtures.File(t, name))
+}
+
+func openISO(t *testing.T, path string) *isobuilder.LiveISO {
+	t.Helper()
+	iso, err := isobuilder.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iso.Close() })
+	return iso
+}
+
+// Loading a node directory reports every file it read, which is what a server watches.
+func TestLoadReportsFilesRead(t *testing.T) {
+	dir := writeNodeDir(t, "coreOSInstallation:\n  installationDisk: "+testDisk+"\nnetwork:\n  keyfiles: [eth0.nmconnection]\n")
+	os.WriteFile(filepath.Join(dir, "eth0.nmconnection"), []byte("[connection]\nid=eth0\n"), 0o600)
+	n, files, err := Load(DirInputs(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, DirIgnition), filepath.Join(dir, DirConfig), filepath.Join(dir, "eth0.nmconnection")}
+	if !slices.Equal(files, want) {
+		t.Errorf("files read %q, want %q", files, want)
+	}
+	if n.Installation.Disk != testDisk || !n.Installation.CopyNetwork {
+		t.Errorf("installation %+v: want the disk of sno.yaml and copyNetwork implied by the keyfile", n.Installation)
+	}
+	if _, ok := n.Payload[initrd.NetworkDir+"/eth0.nmconnection"]; !ok {
+		t.Errorf("payload %v lacks the keyfile", n.Payload.Paths())
+	}
+
+	// A broken file still reports what was read, so that fixing it is noticed.
+	os.WriteFile(filepath.Join(dir, "eth0.nmconnection"), []byte("no section\n"), 0o600)
+	if _, files, err := Load(DirInputs(dir)); err == nil || !slices.Equal(files, want) {
+		t.Errorf("with a broken keyfile: files %q, error %v", files, err)
+	}
+}
+
+// Without sno.yaml the directory's config is optional, and overrides still apply.
+func TestPrepareWithoutConfig(t *testing.T) {
+	dir := writeNodeDir(t, "")
+	in := DirInputs(dir)
+	if in.ConfigPath != "" {
+		t.Fatalf("ConfigPath %q for a directory without sno.yaml", in.ConfigPath)
+	}
+	in.Overrides.Disk = testDisk
+	src, files, err := in.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Errorf("files read %q, want only the Ignition config", files)
+	}
+	n, err := Prepare(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := coreos.InspectIgnition(n.Payload[initrd.IgnitionPath])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Installation.Disk != testDisk {
+		t.Errorf("install-to-disk targets %q, want %q", info.Installation.Disk, testDisk)
+	}
+}
+
+func TestImageErrors(t *testing.T) {
+	n := &Node{Payload: initrd.Files{initrd.IgnitionPath: []byte("{}"), initrd.NetworkDir + "/a.nmconnection": []byte("[connection]\n")}}
+	// The 2021-01 ISO predates live-initrd-network.
+	if _, err := n.Image(openFixture(t, "embed-areas-2021-01.iso")); !errors.Is(err, ErrNoNetworkSupport) {
+		t.Errorf("keyfiles on an ISO without network support: %v", err)
+	}
+	n = &Node{Payload: initrd.Files{initrd.IgnitionPath: []byte("{}")}, LiveKargs: coreos.LiveKargs{Append: []string{"ip=dhcp"}}}
+	if _, err := n.Image(openFixture(t, "embed-areas-2020-09.iso")); !errors.Is(err, ErrNoLiveKargs) {
+		t.Errorf("live kargs on an ISO without kargs areas: %v", err)
+	}
+
+	iso := openFixture(t, "embed-areas-2023-07.x86_64.iso")
+	img, err := (&Node{Payload: initrd.Files{initrd.IgnitionPath: []byte("{}")}}).Image(iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "custom.iso")
+	if err := isobuilder.WriteFile(context.Background(), img, out, isobuilder.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	customized := openISO(t, out)
+	_, err = n.Image(customized)
+	var embedded *EmbeddedFilesError
+	if !errors.As(err, &embedded) || !errors.Is(err, isobuilder.ErrCustomized) || !slices.Equal(embedded.Paths, []string{initrd.IgnitionPath}) {
+		t.Errorf("customizing a customized ISO: %v", err)
+	}
+	if strings.Contains(err.Error(), "sno-iso") || strings.Contains(err.Error(), "--") {
+		t.Errorf("library error %q speaks of the command line", err)
+	}
+}
+
+// The node's ISO from Media carries its payload and its live kargs, and nothing else changes.
+func TestMediaFullISO(t *testing.T) {
+	iso := openFixture(t, "embed-areas-2023-07.x86_64.iso")
+	n := &Node{Payload: initrd.Files{initrd.IgnitionPath: []byte(`{"ignition":{"version":"3.2.0"}}`)}, LiveKargs: coreos.LiveKargs{Append: []string{"ip=dhcp"}}}
+	m, err := n.Media(context.Background(), iso, MediaOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Derived != nil || len(m.Warnings) != 0 {
+		t.Errorf("a full ISO made a derived ISO (%v) or warnings %q", m.Derived, m.Warnings)
+	}
+	out := filepath.Join(t.TempDir(), "node.iso")
+	if err := isobuilder.WriteFile(context.Background(), m.Image, out, isobuilder.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := openISO(t, out)
+	payload, err := got.Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(payload[initrd.IgnitionPath], n.Payload[initrd.IgnitionPath]) {
+		t.Errorf("embedded config %q", payload[initrd.IgnitionPath])
+	}
+	if kargs, _ := got.CurrentKargs(); !strings.HasSuffix(kargs, " ip=dhcp") {
+		t.Errorf("live kargs %q lack ip=dhcp", kargs)
+	}
+}
+
+// A minimal ISO without a way to reach the network at boot is warned about.
+func TestMediaMinimalWarnsWithoutNetwork(t *testing.T) {
+	iso := openFixture(t, "embed-areas-2023-07.x86_64.iso")
+	n := &Node{Payload: initrd.Files{initrd.IgnitionPath: []byte(`{"ignition":{"version":"3.2.0"}}`)}}
+	m, err := n.Media(context.Background(), iso, MediaOptions{Minimal: true, TempDir: t.TempDir(),
+		MinimalOptions: isobuilder.MinimalOptions{RootfsURL: "http://192.0.2.1/rootfs.img"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Derived.Close()
+	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "DHCP") {
+		t.Errorf("warnings %q", m.Warnings)
+	}
+	n.LiveKargs.Append = []string{"ip=192.0.2.10::192.0.2.1:255.255.255.0::eth0:none"}
+	if w := n.MinimalWarnings(m.Derived.LiveISO); len(w) != 0 {
+		t.Errorf("with an ip= live karg: warnings %q", w)
+	}
+}
+
+func TestChooseMinimal(t *testing.T) {
+	for name, want := range map[string]MinimalMethod{
+		"embed-areas-2023-07.x86_64.iso": FromMiniso,
+		// miniso.dat cannot be used without kargs areas to put the rootfs URL in.
+		"embed-areas-2020-09.iso": Rebuild,
+	} {
+		iso := openFixture(t, name)
+		if got := ChooseMinimal(iso); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+		r, err := Inspect(iso, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MinimalISO.Available && r.MinimalISO.Method != string(want) {
+			t.Errorf("%s: inspect says %s, the minimal ISO is made by %s", name, r.MinimalISO.Method, want)
+		}
+	}
+}
+
+func TestHasIPKarg(t *testing.T) {
+	for kargs, want := range map[string]bool{
+		"":                           false,
+		"ip=dhcp":                    true,
+		"rd.neednet=1 ip=eth0:dhcp":  true,
+		"vip=1 nameserver=192.0.2.1": false,
+		"  ip=192.0.2.2::::::none  ": true,
+	} {
+		if got := HasIPKarg(kargs); got != want {
+			t.Errorf("HasIPKarg(%q) = %t", kargs, got)
+		}
+	}
+}
+
+func TestGrownAreaSize(t *testing.T) {
+	for compressed, want := range map[int64]int64{1: 256 << 10, 128 << 10: 256 << 10, 128<<10 + 1: 512 << 10, 300 << 10: 768 << 10} {
+		if got := GrownAreaSize(compressed); got != want {
+			t.Errorf("GrownAreaSize(%d) = %d, want %d", compressed, got, want)
+		}
+	}
+}

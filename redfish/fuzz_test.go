@@ -1,0 +1,101 @@
+package redfish
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Everything a BMC sends is untrusted: resources, error bodies, Retry-After, Location and
+// ETag headers. The fuzz targets check that none of it panics and that the parsers keep
+// their promises; seeds are in testdata/fuzz.
+
+func FuzzParseAddress(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAddress(s)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(a.Endpoint, "https://") && !strings.HasPrefix(a.Endpoint, "http://") {
+			t.Fatalf("ParseAddress(%q) endpoint %q", s, a.Endpoint)
+		}
+		if a.SystemPath != "" && !strings.HasPrefix(a.SystemPath, systemsPrefix) {
+			t.Fatalf("ParseAddress(%q) system %q", s, a.SystemPath)
+		}
+	})
+}
+
+func FuzzParseError(f *testing.F) {
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		e := parseError("POST", "/x", status, body)
+		if e.Error() == "" {
+			t.Fatal("empty message")
+		}
+		e.mentions("TransferMethod", "SYS518")
+		isTransient(&response{status: status, body: body})
+		failedDespiteSuccess(body)
+	})
+}
+
+func FuzzRetryAfter(f *testing.F) {
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := parseRetryAfter(v, now)
+		if d < 0 || d > maxRetryAfter || (!ok && d != 0) {
+			t.Fatalf("parseRetryAfter(%q) = %v, %v", v, d, ok)
+		}
+	})
+}
+
+func FuzzLocation(f *testing.F) {
+	f.Fuzz(func(t *testing.T, location string) {
+		p := localPath(location)
+		if p != "" && p[0] != '/' {
+			t.Fatalf("localPath(%q) = %q: not a path on the BMC", location, p)
+		}
+	})
+}
+
+func FuzzIfMatchLadder(f *testing.F) {
+	f.Fuzz(func(t *testing.T, etag string) {
+		tries := ifMatchLadder(etag)
+		if len(tries) == 0 || len(tries) > 3 || tries[0] != strings.TrimSpace(etag) {
+			t.Fatalf("ifMatchLadder(%q) = %q", etag, tries)
+		}
+		if etag := strings.TrimSpace(etag); etag != "" && tries[len(tries)-1] != "" {
+			t.Fatalf("ifMatchLadder(%q) = %q: does not end without If-Match", etag, tries)
+		}
+		for _, x := range tries[1:] {
+			if strings.HasPrefix(x, "W/") {
+				t.Fatalf("ifMatchLadder(%q) = %q: weak after the first", etag, tries)
+			}
+		}
+	})
+}
+
+// FuzzResources decodes a body as each resource the client reads and uses the result as
+// the client would.
+func FuzzResources(f *testing.F) {
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		resp := &response{status: 200, header: http.Header{"Content-Type": {contentType}}, body: body}
+		var root serviceRoot
+		decodeResource("/", resp, &root)
+		var sys System
+		if decodeResource("/s", resp, &sys) == nil {
+			cdTarget(sys.Boot.AllowedTargets)
+		}
+		var s Slot
+		if decodeResource("/m", resp, &s) == nil {
+			s.TakesCD()
+			s.Holds(testImage)
+			s.patchable()
+			cdSlots([]*Slot{&s}, "")
+		}
+		var info actionInfo
+		decodeResource("/a", resp, &info)
+		var tk task
+		decodeResource("/t", resp, &tk)
+		redactJSON(body)
+	})
+}

@@ -1,0 +1,88 @@
+package redfishtest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxFetch bounds an image the virtual CD fetches.
+const maxFetch = 8 << 30
+
+var fetchClient = &http.Client{Timeout: 2 * time.Minute}
+
+// fetch downloads image into FetchDir as the profile's BMC does: one GET, or Range reads of
+// FetchChunk bytes.
+func (b *BMC) fetch(image string) (string, error) {
+	f, err := os.CreateTemp(b.cfg.FetchDir, "virtual-cd-*.iso")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if chunk := b.cfg.Profile.FetchChunk; chunk > 0 {
+		err = fetchRanges(f, image, chunk)
+	} else {
+		err = fetchWhole(f, image)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return filepath.Clean(f.Name()), nil
+}
+
+func fetchWhole(w io.Writer, image string) error {
+	resp, err := fetchClient.Get(image)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET answered %s", resp.Status)
+	}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, maxFetch+1))
+	if err == nil && n > maxFetch {
+		err = fmt.Errorf("the image is larger than %d bytes", int64(maxFetch))
+	}
+	return err
+}
+
+// fetchRanges reads the image chunk by chunk, learning its size from the first answer's
+// Content-Range.
+func fetchRanges(w io.Writer, image string, chunk int64) error {
+	var size int64 = -1
+	for off := int64(0); size < 0 || off < size; off += chunk {
+		req, err := http.NewRequest(http.MethodGet, image, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+chunk-1))
+		resp, err := fetchClient.Do(req)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusPartialContent {
+			resp.Body.Close()
+			return fmt.Errorf("GET with Range answered %s", resp.Status)
+		}
+		if size < 0 {
+			total := resp.Header.Get("Content-Range")
+			i := strings.LastIndexByte(total, '/')
+			if size, err = strconv.ParseInt(total[i+1:], 10, 64); i < 0 || err != nil || size > maxFetch {
+				resp.Body.Close()
+				return fmt.Errorf("bad Content-Range %q", total)
+			}
+		}
+		_, err = io.Copy(w, io.LimitReader(resp.Body, chunk))
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
