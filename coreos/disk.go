@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// pathMax is Linux's PATH_MAX, which counts the terminating NUL: no device path is longer.
+const pathMax = 4096
+
 // kernelDiskName matches the names the kernel gives disks in probe order, which can change
 // between boots and when controllers or disks are added.
 var kernelDiskName = regexp.MustCompile(`^/dev/(?:[shv]d[a-z]+|xvd[a-z]+|nvme[0-9]+n[0-9]+|mmcblk[0-9]+|dasd[a-z]+)$`)
@@ -19,6 +22,10 @@ var kernelDiskName = regexp.MustCompile(`^/dev/(?:[shv]d[a-z]+|xvd[a-z]+|nvme[0-
 func ValidateDisk(disk string) (warnings []string, err error) {
 	if disk == "" {
 		return nil, fmt.Errorf("installation disk is empty")
+	}
+	if len(disk) >= pathMax {
+		return nil, fmt.Errorf("installation disk path is %d bytes long, more than the %d a Linux path can have: give the device path, e.g. /dev/disk/by-id/...",
+			len(disk), pathMax-1)
 	}
 	for i, r := range disk {
 		if !diskPathChar(r) {

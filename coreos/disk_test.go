@@ -34,6 +34,9 @@ func TestValidateDisk(t *testing.T) {
 		{`/dev/sd\a`, false, `character '\\'`},
 		{"/dev/sda;reboot", false, `character ';'`},
 		{`/dev/"sda"`, false, `character '"'`},
+		{"/dev/disk/by-id/" + strings.Repeat("x", 4095-len("/dev/disk/by-id/")), false, ""},
+		{"/dev/disk/by-id/" + strings.Repeat("x", 4096-len("/dev/disk/by-id/")), false, "4096 bytes long, more than the 4095"},
+		{"/dev/disk/by-id/" + strings.Repeat("x", 5000), false, "5016 bytes long"},
 	} {
 		warnings, err := ValidateDisk(c.disk)
 		switch {

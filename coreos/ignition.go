@@ -300,18 +300,29 @@ func (v configView) isBootstrapInPlace() bool {
 	return hasBootkube && hasAssets
 }
 
+func (v configView) hasFile(path string) bool {
+	for _, f := range v.Storage.Files {
+		if f.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
 // SetInstallToDisk writes the install-to-disk unit (enabled) and script for inst into a
 // bootstrap-in-place config, replacing the installer's ones or adding them when absent.
-// Every other file, unit and user is left as it was. The result is validated again in
+// Every other file, unit and user is left as it was. The script records its stages when the
+// config carries the installer's service-record library. The result is validated again in
 // the config's spec version.
 func (ig *Ignition) SetInstallToDisk(inst Installation) error {
 	if _, err := inst.Validate(); err != nil {
 		return err
 	}
-	if !ig.IsBootstrapInPlace() {
+	v, err := ig.view()
+	if err != nil || !v.isBootstrapInPlace() {
 		return ErrNotBootstrapInPlace
 	}
-	script := RenderInstallToDiskScript(inst)
+	script := RenderInstallToDiskScript(inst, v.hasFile(ServiceRecordScriptPath))
 	file, err := json.Marshal(map[string]any{
 		"path":      InstallToDiskScriptPath,
 		"overwrite": true,

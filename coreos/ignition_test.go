@@ -138,7 +138,7 @@ func TestSetInstallToDiskRoundTrip(t *testing.T) {
 				t.Errorf("script mode %v", script["mode"])
 			}
 			source := script["contents"].(map[string]any)["source"].(string)
-			if got := decodeDataURL(t, source); got != RenderInstallToDiskScript(inst) {
+			if got := decodeDataURL(t, source); got != RenderInstallToDiskScript(inst, true) {
 				t.Errorf("script in the config:\n%s", got)
 			}
 		})
@@ -202,7 +202,7 @@ func TestSetInstallToDiskReplacesOrAdds(t *testing.T) {
 				t.Fatal("no install-to-disk.sh")
 			}
 			got := decodeDataURL(t, script["contents"].(map[string]any)["source"].(string))
-			if got != RenderInstallToDiskScript(inst) {
+			if got != RenderInstallToDiskScript(inst, true) {
 				t.Errorf("script:\n%s", got)
 			}
 			info, err := InspectIgnition(out)

@@ -23,6 +23,10 @@ const (
 	installToDiskDoneMarker   = "/opt/openshift/.install-to-disk.done"
 
 	installToDiskScriptMode = 0o555
+
+	// ServiceRecordScriptPath is the installer's library that records the stages of the
+	// bootstrap services, which `openshift-install gather bootstrap` collects.
+	ServiceRecordScriptPath = "/usr/local/bin/bootstrap-service-record.sh"
 )
 
 // RenderInstallToDiskUnit returns install-to-disk.service. It is the installer's unit plus
@@ -48,41 +52,56 @@ WantedBy=multi-user.target
 
 // RenderInstallToDiskScript returns install-to-disk.sh for a validated installation. Like
 // the installer's script it waits for bootkube to finish, runs coreos-installer once
-// (a marker file makes a restarted unit skip it) and schedules the reboot.
-func RenderInstallToDiskScript(inst Installation) string {
+// (a marker file makes a restarted unit skip it) and schedules the reboot. With
+// serviceRecords (the config carries ServiceRecordScriptPath) it also records these three
+// stages, as the installer's script does, for `openshift-install gather bootstrap`.
+func RenderInstallToDiskScript(inst Installation, serviceRecords bool) string {
 	disk := shellQuote(inst.Disk)
+	// The library exits when a stage starts before the previous one ended: every start
+	// below has its success before the next start.
+	start, success := func(string, string) string { return "" }, func(string) string { return "" }
+	if serviceRecords {
+		start = func(indent, stage string) string { return indent + "record_service_stage_start \"" + stage + "\"\n" }
+		success = func(indent string) string { return indent + "record_service_stage_success\n" }
+	}
 	var b strings.Builder
 	b.WriteString(`#!/bin/bash
 # install-to-disk.sh, written by sno-iso: once bootkube has finished on the live system,
 # install this node to the target disk with the rendered master Ignition and reboot.
-set -euo pipefail
 `)
+	if serviceRecords {
+		// -E lets the library's ERR trap record a failure inside functions too.
+		fmt.Fprintf(&b, "set -euoE pipefail\n# shellcheck source=/dev/null\n. %s\n", ServiceRecordScriptPath)
+	} else {
+		b.WriteString("set -euo pipefail\n")
+	}
 	if inst.WipeDisk {
 		b.WriteString(wipeFunction)
 	}
 	fmt.Fprintf(&b, `
-echo "Waiting for %[1]s"
+%[3]secho "Waiting for %[1]s"
 until [ -f %[1]s ]; do
 	sleep 5
 done
-
+%[4]s
 if [ ! -f %[2]s ]; then
-`, bootkubeDoneMarker, coreosInstallerDoneMarker)
+`, bootkubeDoneMarker, coreosInstallerDoneMarker, start("", "wait-for-bootkube"), success(""))
+	b.WriteString(start("\t", "coreos-installer"))
 	if inst.WipeDisk {
 		fmt.Fprintf(&b, "\trelease_and_wipe %s\n", disk)
 	}
 	fmt.Fprintf(&b, `	echo "Installing to %s"
 	%s
 	touch %s
-fi
+%sfi
 
-`, inst.Disk, installerCommand(inst), coreosInstallerDoneMarker)
+`, inst.Disk, installerCommand(inst), coreosInstallerDoneMarker, success("\t"))
 	minutes := int(inst.EffectiveRebootDelay() / time.Minute)
-	fmt.Fprintf(&b, `echo "Going to reboot in %d minute(s)"
+	fmt.Fprintf(&b, `%secho "Going to reboot in %d minute(s)"
 shutdown -r +%d "Bootstrap completed, server is going to reboot."
 touch %s
 echo "Done"
-`, minutes, minutes, installToDiskDoneMarker)
+%s`, start("", "reboot"), minutes, minutes, installToDiskDoneMarker, success(""))
 	return b.String()
 }
 

@@ -73,13 +73,13 @@ func TestInstallToDiskScriptGolden(t *testing.T) {
 			if _, err := c.inst.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, "install-to-disk-"+c.name+".sh", RenderInstallToDiskScript(c.inst))
+			checkGolden(t, "install-to-disk-"+c.name+".sh", RenderInstallToDiskScript(c.inst, false))
 		})
 	}
 }
 
 func TestInstallToDiskScriptCommands(t *testing.T) {
-	script := RenderInstallToDiskScript(renderCases[1].inst)
+	script := RenderInstallToDiskScript(renderCases[1].inst, false)
 	for _, want := range []string{
 		"until [ -f /opt/openshift/.bootkube.done ]; do",
 		"coreos-installer install -i /opt/openshift/master.ign --copy-network --append-karg 'console=ttyS0,115200n8' " +
@@ -102,21 +102,22 @@ func TestInstallToDiskScriptCommands(t *testing.T) {
 	if !(wait < guard && guard < wipe && wipe < install) {
 		t.Errorf("steps out of order: wait %d, guard %d, wipe %d, install %d", wait, guard, wipe, install)
 	}
-	if plain := RenderInstallToDiskScript(renderCases[0].inst); strings.Contains(plain, "wipefs") {
+	if plain := RenderInstallToDiskScript(renderCases[0].inst, false); strings.Contains(plain, "wipefs") {
 		t.Error("a script without wipeDisk wipes the disk")
 	}
 }
 
 // TestInstallToDiskScriptSyntax runs sh -n (and shellcheck when installed) on every
-// rendered script.
+// rendered script, with and without service records.
 func TestInstallToDiskScriptSyntax(t *testing.T) {
 	shellcheck, _ := exec.LookPath("shellcheck")
 	if shellcheck == "" {
 		t.Log("shellcheck not installed: checking with sh -n and bash -n only")
 	}
-	for _, c := range renderCases {
+	for i := range 2 * len(renderCases) {
+		c, records := renderCases[i/2], i%2 == 1
 		path := filepath.Join(t.TempDir(), c.name+".sh")
-		if err := os.WriteFile(path, []byte(RenderInstallToDiskScript(c.inst)), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte(RenderInstallToDiskScript(c.inst, records)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		checks := [][]string{{"sh", "-n", path}}

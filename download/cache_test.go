@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,22 @@ func TestCacheTwoDownloadersFetchOnce(t *testing.T) {
 
 func TestCacheResumesAnInterruptedRun(t *testing.T) {
 	data := testBytes(testSize, 12)
-	o := newOrigin(t, 2, func(_ int, w http.ResponseWriter, r *http.Request) { serveFile(w, r, data, `"v1"`) })
+	o := newOrigin(t, 2, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n > 0 {
+			serveFile(w, r, data, `"v1"`)
+			return
+		}
+		// The first run's body stops at half until the client gives up, so the interruption
+		// always comes first, however fast loopback is.
+		w.Header().Set("ETag", `"v1"`)
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
 	a := Artifact{URL: o.URL + "/a.iso", SHA256: sha256Hex(data)}
 	dir := t.TempDir()
 	ctx, interrupt := context.WithCancel(testContext(t))

@@ -62,6 +62,28 @@ func FuzzFindKargs(f *testing.F) {
 	})
 }
 
+// FuzzFindIgnitionArea feeds igninfo.json through the lookup: an area it accepts lies inside
+// the file it names, whatever the offset and length (MaxInt64 included).
+func FuzzFindIgnitionArea(f *testing.F) {
+	f.Add([]byte(`{"file": "images/cdboot.img", "length": 65536, "offset": 4096}`))
+	f.Fuzz(func(t *testing.T, igninfo []byte) {
+		if len(igninfo) > 8192 {
+			return
+		}
+		const fileOff, fileLen = 100000, 80000
+		iso := newFake(200000)
+		iso.put("COREOS/IGNINFO.JSO", 40960, igninfo)
+		iso.put("IMAGES/CDBOOT.IMG", fileOff, make([]byte, fileLen))
+		a, err := FindIgnitionArea(iso)
+		if err != nil {
+			return
+		}
+		if a.Offset < fileOff || a.Length <= 0 || a.Length > fileOff+fileLen-a.Offset {
+			t.Fatalf("accepted area at %d, %d bytes, outside the file (%d bytes at %d)", a.Offset, a.Length, fileLen, fileOff)
+		}
+	})
+}
+
 // FuzzModifyKargs checks the editor's invariants on any input: a trimmed result without new
 // control characters, appends that show up, and append-then-delete of a new karg giving back
 // a normalized command line exactly (what `kargs modify -a X` then `-d X` relies on to

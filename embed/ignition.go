@@ -92,7 +92,7 @@ func FindIgnitionArea(iso ISO) (IgnitionArea, error) {
 		}
 		area.Offset, area.Length = fileOff+off, fileLen-off
 		if length != nil {
-			if off+*length > fileLen {
+			if *length > fileLen-off { // off <= fileLen: no overflow, unlike off+length
 				return area, fmt.Errorf("coreos/igninfo.json area (offset %d, length %d) runs past the end of %s (%d bytes); corrupt ISO?", off, *length, file, fileLen)
 			}
 			area.Length = *length

@@ -44,8 +44,8 @@ func readFile(iso ISO, path string) (data []byte, found bool, err error) {
 
 // readSpan reads length bytes at off, checking that they lie inside the ISO.
 func readSpan(iso ISO, off, length int64, what string) ([]byte, error) {
-	if off < 0 || length < 0 || off+length > iso.Size() {
-		return nil, fmt.Errorf("%s (bytes %d to %d) lies outside the ISO (%d bytes); the ISO image is incomplete or corrupt", what, off, off+length, iso.Size())
+	if off < 0 || length < 0 || length > iso.Size()-off {
+		return nil, fmt.Errorf("%s (%d bytes at byte %d) lies outside the ISO (%d bytes); the ISO image is incomplete or corrupt", what, length, off, iso.Size())
 	}
 	buf := make([]byte, length)
 	if _, err := iso.ReadAt(buf, off); err != nil {

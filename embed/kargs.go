@@ -90,7 +90,7 @@ func kargsFromJSON(iso ISO, raw []byte) (*Kargs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("coreos/kargs.json names %s: %w", f.Path, err)
 		}
-		if f.Offset < 0 || f.Offset+int64(j.Size) > fileLen {
+		if f.Offset < 0 || f.Offset > fileLen-int64(j.Size) { // never Offset+Size: it may overflow
 			return nil, fmt.Errorf("coreos/kargs.json: area at offset %d of %s runs past its end (%d bytes); corrupt ISO?", f.Offset, f.Path, fileLen)
 		}
 		pad, err := oneChar(f.Pad, defaultPad, "pad", f.Path)
@@ -172,28 +172,56 @@ func ParseKargsArea(b []byte, pad, end byte) (string, error) {
 }
 
 // ErrKargsDisagree says that an ISO's kernel-argument areas hold different command lines;
-// writing the defaults (or any kargs) to every area repairs it.
+// writing the defaults (or any kargs) to every area repairs it. A *KargsMismatchError wraps it.
 var ErrKargsDisagree = errors.New("karg areas disagree")
 
-// Current reads every area and returns the kargs they hold, which must agree.
-func (k *Kargs) Current(iso ISO) (string, error) {
-	var first string
+// KargsMismatchError says which karg areas hold which command lines: an in-place edit was
+// interrupted between areas, or a tool that missed an area edited the ISO.
+type KargsMismatchError struct {
+	Areas []KargsArea
+	Kargs []string // what each area holds
+}
+
+func (e *KargsMismatchError) Error() string {
+	for i := range e.Kargs {
+		if e.Kargs[i] != e.Kargs[0] {
+			return fmt.Sprintf("%v: byte %d (%s) has %q but byte %d (%s) has %q; an in-place edit was interrupted or a tool missed an area",
+				ErrKargsDisagree, e.Areas[0].Offset, e.Areas[0].File, e.Kargs[0], e.Areas[i].Offset, e.Areas[i].File, e.Kargs[i])
+		}
+	}
+	return ErrKargsDisagree.Error()
+}
+
+func (e *KargsMismatchError) Unwrap() error { return ErrKargsDisagree }
+
+// AreaKargs reads every area and returns the kargs each holds, in the order of k.Areas.
+func (k *Kargs) AreaKargs(iso ISO) ([]string, error) {
+	kargs := make([]string, len(k.Areas))
 	for i, a := range k.Areas {
 		b, err := readSpan(iso, a.Offset, a.Length, "karg area")
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		s, err := ParseKargsArea(b, a.Pad, a.Terminator)
-		if err != nil {
-			return "", fmt.Errorf("karg area at byte %d: %w", a.Offset, err)
-		}
-		if i == 0 {
-			first = s
-		} else if s != first {
-			return "", fmt.Errorf("%w: byte %d has %q but byte %d has %q; the ISO was edited by a tool that missed an area", ErrKargsDisagree, k.Areas[0].Offset, first, a.Offset, s)
+		if kargs[i], err = ParseKargsArea(b, a.Pad, a.Terminator); err != nil {
+			return nil, fmt.Errorf("karg area at byte %d: %w", a.Offset, err)
 		}
 	}
-	return first, nil
+	return kargs, nil
+}
+
+// Current reads every area and returns the kargs they hold, or a *KargsMismatchError when
+// they do not all agree.
+func (k *Kargs) Current(iso ISO) (string, error) {
+	kargs, err := k.AreaKargs(iso)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range kargs {
+		if s != kargs[0] {
+			return "", &KargsMismatchError{Areas: k.Areas, Kargs: kargs}
+		}
+	}
+	return kargs[0], nil
 }
 
 // Render returns the bytes to write into area a for kargs: the kargs, the end character, then

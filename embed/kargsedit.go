@@ -17,7 +17,8 @@ import (
 //
 // A value that contains a control character or invalid UTF-8 is refused: a newline would end
 // the bootloader's command line early (the rest would become bootloader commands), a NUL
-// would end it on s390x, and a karg area that is not UTF-8 is unreadable.
+// would end it on s390x, and a karg area that is not UTF-8 is unreadable. What is appended or
+// put in by a replace must also pass checkBootloaderSafe.
 func ModifyKargs(current string, appends, deletes, replaces []string) (string, error) {
 	// Deletes and appends are trimmed before use; replaces are used as given.
 	for _, list := range [][]string{deletes, appends} {
@@ -30,6 +31,20 @@ func ModifyKargs(current string, appends, deletes, replaces []string) (string, e
 	for _, v := range replaces {
 		if err := checkKargValue(v); err != nil {
 			return "", err
+		}
+	}
+	// What is added must survive the bootloaders; what is deleted or replaced may be anything
+	// another tool left.
+	for _, a := range appends {
+		if err := checkBootloaderSafe(a); err != nil {
+			return "", err
+		}
+	}
+	for _, r := range replaces {
+		if key, _, repl, err := splitKargReplace(r); err == nil {
+			if err := checkBootloaderSafe(key + "=" + repl); err != nil {
+				return "", err
+			}
 		}
 	}
 	edited := " " + current + " "

@@ -12,7 +12,7 @@ import (
 // Extract writes files under dir, refusing absolute paths and paths that contain ".."
 // components (error: path X contains path traversal) before writing anything, and refusing to
 // overwrite existing files (create-new), which it also checks for before writing anything.
-// Parent directories are created 0755, files 0644. It returns the filesystem paths written
+// Parent directories are created 0755, files 0600 (they may hold keys or passwords). It returns the filesystem paths written
 // (dir joined with each archive path), sorted; on error, those written so far.
 func Extract(files Files, dir string) ([]string, error) {
 	paths := files.Paths()
@@ -54,8 +54,13 @@ func writeNew(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// Configs and keyfiles hold keys and passwords: the owner's only, whatever the umask.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return err
 	}
 	if _, err := f.Write(data); err != nil {

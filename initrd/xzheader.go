@@ -4,52 +4,58 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // CheckXZDictionaries refuses an xz stream whose blocks ask for an LZMA2 dictionary larger
-// than limit bytes, which a decoder would allocate up front. It finds the blocks through the
-// index at the end of the stream, which must be a single stream with nothing after it.
-func CheckXZDictionaries(s []byte, limit uint64) error {
+// than limit bytes, which a decoder would allocate up front, and returns the uncompressed
+// size the stream's index declares (a bound callers can check before decoding). It finds the
+// blocks through the index at the end of the stream, which must be a single stream with
+// nothing after it.
+func CheckXZDictionaries(s []byte, limit uint64) (uint64, error) {
 	const headerLen, footerLen = 12, 12
 	if len(s) < headerLen+footerLen {
-		return fmt.Errorf("xz stream is only %d bytes", len(s))
+		return 0, fmt.Errorf("xz stream is only %d bytes", len(s))
 	}
 	footer := s[len(s)-footerLen:]
 	if string(footer[10:]) != "YZ" {
-		return errors.New("xz stream does not end with an xz footer")
+		return 0, errors.New("xz stream does not end with an xz footer")
 	}
 	indexEnd := len(s) - footerLen
 	indexStart := int64(indexEnd) - (int64(binary.LittleEndian.Uint32(footer[4:8]))+1)*4
 	if indexStart < headerLen || s[indexStart] != 0 {
-		return errors.New("xz stream footer does not point at an index")
+		return 0, errors.New("xz stream footer does not point at an index")
 	}
 	index := s[indexStart+1 : indexEnd]
 	count, index, err := xzUvarint(index)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	blockStart := uint64(headerLen)
+	blockStart, total := uint64(headerLen), uint64(0)
 	for i := uint64(0); i < count; i++ {
-		var unpadded uint64
+		var unpadded, uncompressed uint64
 		if unpadded, index, err = xzUvarint(index); err != nil {
-			return err
+			return 0, err
 		}
-		if _, index, err = xzUvarint(index); err != nil {
-			return err
+		if uncompressed, index, err = xzUvarint(index); err != nil {
+			return 0, err
+		}
+		if total += uncompressed; total < uncompressed {
+			return 0, fmt.Errorf("xz index: the block sizes add up to more than %d bytes", uint64(math.MaxUint64))
 		}
 		if unpadded > uint64(len(s)) || blockStart >= uint64(indexStart) {
-			return fmt.Errorf("xz block %d lies past the index", i)
+			return 0, fmt.Errorf("xz block %d lies past the index", i)
 		}
 		dict, err := XZBlockDictionary(s[blockStart:indexStart])
 		if err != nil {
-			return fmt.Errorf("xz block %d: %w", i, err)
+			return 0, fmt.Errorf("xz block %d: %w", i, err)
 		}
 		if dict > limit {
-			return fmt.Errorf("xz block %d needs a %d-byte dictionary, more than the %d-byte limit", i, dict, limit)
+			return 0, fmt.Errorf("xz block %d needs a %d-byte dictionary, more than the %d-byte limit", i, dict, limit)
 		}
 		blockStart += (unpadded + 3) &^ 3
 	}
-	return nil
+	return total, nil
 }
 
 // XZBlockDictionary returns the LZMA2 dictionary size in the xz block header at the start of

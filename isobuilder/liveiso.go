@@ -90,6 +90,9 @@ func OpenReader(r io.ReaderAt, size int64) (*LiveISO, error) {
 	if l.kargs, err = embed.FindKargs(l); err != nil {
 		return nil, err
 	}
+	if err := l.validateAreas(); err != nil {
+		return nil, err
+	}
 	if l.features, l.hasFeatures, err = embed.FindFeatures(l); err != nil {
 		return nil, err
 	}

@@ -209,7 +209,7 @@ func (d *DerivedISO) Stage(ctx context.Context, stage *Stage, img *Image, dest s
 		return err
 	}
 	if filepath.Dir(d.path) != filepath.Dir(dest) {
-		f, err := stage.Create(dest, secretPerm)
+		f, err := stage.Create(dest, SecretPerm)
 		if err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir, secretPerm)
+	tmp, err := createTemp(dir, SecretPerm)
 	if err != nil {
 		return nil, fmt.Errorf("creating the minimal ISO: %w", err)
 	}
@@ -345,7 +345,7 @@ func (l *LiveISO) WriteRootfs(ctx context.Context, stage *Stage, dest string) er
 	if err != nil {
 		return fmt.Errorf("the ISO has no root file system to write out: %w", err)
 	}
-	f, err := stage.Create(dest, WriteOptions{}.perm())
+	f, err := stage.Create(dest, PublicPerm)
 	if err != nil {
 		return err
 	}

@@ -28,17 +28,21 @@ var minisoXZConfig = xz.WriterConfig{CheckSum: xz.CRC64, DictCap: 8 << 20}
 
 // UnpackMinimal reconstructs the minimal ISO recorded in full's miniso.dat and writes it to w:
 // the bytes between files come from m's xz stream, each file's bytes from the full ISO. Memory
-// does not depend on the ISO size. The SHA-256 of what was written is checked against m's
-// digest only at the end, so on error w holds a partial or wrong image and must be discarded.
+// does not depend on the ISO size, and no more than the minimal ISO's declared size (its
+// files plus what the xz index says the stream holds, at most fullSize) is ever written. The
+// SHA-256 of what was written is checked against m's digest only at the end, so on error w
+// holds a partial or wrong image and must be discarded.
 func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Writer) error {
-	if err := initrd.CheckXZDictionaries(m.XZPacked, minisoDictLimit); err != nil {
+	packedSize, err := initrd.CheckXZDictionaries(m.XZPacked, minisoDictLimit)
+	if err != nil {
 		return fmt.Errorf("miniso.dat: %w", err)
 	}
 	packed, err := xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(m.XZPacked))
 	if err != nil {
 		return fmt.Errorf("miniso.dat: xz stream: %w", err)
 	}
-	if err := checkMinisoTable(m.Entries, fullSize); err != nil {
+	size, err := checkMinisoTable(m.Entries, packedSize, fullSize)
+	if err != nil {
 		return fmt.Errorf("miniso.dat: %w", err)
 	}
 	digest := sha256.New()
@@ -60,8 +64,15 @@ func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Write
 		}
 		pos = start + length
 	}
-	if _, err := io.Copy(out, packed); err != nil {
-		return fail(packedStreamError(err, pos, "after the last file"))
+	if n, err := io.CopyN(out, packed, size-pos); err != nil {
+		return fail(packedStreamError(err, pos+n, "after the last file"))
+	}
+	// Reading past the declared end lets the xz reader check its index and checksum.
+	if n, err := packed.Read(make([]byte, 1)); n > 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			err = errors.New("the stream holds more than its index declares")
+		}
+		return packedStreamError(err, size, "at the declared end of the minimal ISO")
 	}
 	if found := digest.Sum(nil); !bytes.Equal(found, m.Digest[:]) {
 		return fmt.Errorf("wrong final digest: expected %x, found %x", m.Digest[:], found)
@@ -70,22 +81,35 @@ func UnpackMinimal(full io.ReaderAt, fullSize int64, m *embed.Miniso, w io.Write
 }
 
 // checkMinisoTable checks, before anything is written, that every file starts after the
-// previous one ends in the minimal ISO and lies inside the full ISO.
-func checkMinisoTable(entries []embed.MinisoEntry, fullSize int64) error {
+// previous one ends in the minimal ISO and lies inside the full ISO, and returns the minimal
+// ISO's size: its files plus the packedSize bytes between them. A minimal ISO is the full one
+// without its root file system, so a size beyond fullSize is corruption (or a bomb).
+func checkMinisoTable(entries []embed.MinisoEntry, packedSize uint64, fullSize int64) (int64, error) {
+	if packedSize > uint64(fullSize) {
+		return 0, fmt.Errorf("the xz stream declares %d bytes, more than the %d-byte full ISO", packedSize, fullSize)
+	}
+	size := int64(packedSize)
 	var end int64
 	for i, e := range entries {
 		start, src, length := int64(e.Minimal)*SectorSize, int64(e.Full)*SectorSize, int64(e.Length)
 		if start < end {
-			return fmt.Errorf("entry %d starts at minimal ISO offset %d, inside the previous file, which ends at %d",
+			return 0, fmt.Errorf("entry %d starts at minimal ISO offset %d, inside the previous file, which ends at %d",
 				i, start, end)
 		}
 		if src+length > fullSize {
-			return fmt.Errorf("entry %d: %d bytes at full ISO offset %d run past the end of the %d-byte full ISO",
+			return 0, fmt.Errorf("entry %d: %d bytes at full ISO offset %d run past the end of the %d-byte full ISO",
 				i, length, src, fullSize)
 		}
 		end = start + length
+		// Both terms are at most fullSize here, so the sum cannot overflow.
+		if size += length; size > fullSize {
+			return 0, fmt.Errorf("the table and xz stream declare a minimal ISO of more than the %d-byte full ISO (at entry %d)", fullSize, i)
+		}
 	}
-	return nil
+	if end > size {
+		return 0, fmt.Errorf("the last file ends at minimal ISO offset %d, past the %d bytes the table and xz stream declare", end, size)
+	}
+	return size, nil
 }
 
 func packedStreamError(err error, offset int64, where string) error {

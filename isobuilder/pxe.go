@@ -141,7 +141,7 @@ func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) ([]string,
 	dests := make([]string, len(files))
 	for i, f := range files {
 		dests[i] = filepath.Join(dir, prefix+f.Name)
-		if outs[i], err = stage.Create(dests[i], WriteOptions{}.perm()); err != nil {
+		if outs[i], err = stage.Create(dests[i], PublicPerm); err != nil {
 			return nil, extractError(err)
 		}
 	}

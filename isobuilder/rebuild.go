@@ -53,7 +53,7 @@ func (l *LiveISO) Rebuild(ctx context.Context, dir string, opts RebuildOptions) 
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir, secretPerm)
+	tmp, err := createTemp(dir, SecretPerm)
 	if err != nil {
 		return nil, fmt.Errorf("creating the rebuilt ISO: %w", err)
 	}

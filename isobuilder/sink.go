@@ -20,14 +20,14 @@ type Progress func(written int64)
 type WriteOptions struct {
 	Force    bool     // replace an existing destination
 	Progress Progress // called at least every 64 MiB and at the end
-	// Perm is the mode of a new file before the umask; 0 means 0666. An output that
-	// carries a config is a secret: 0600.
+	// Perm is the mode of a new file before the umask; 0 means PublicPerm. An output that
+	// carries a config is a secret: SecretPerm.
 	Perm fs.FileMode
 }
 
 func (o WriteOptions) perm() fs.FileMode {
 	if o.Perm == 0 {
-		return 0o666
+		return PublicPerm
 	}
 	return o.Perm
 }

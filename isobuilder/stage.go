@@ -33,7 +33,7 @@ type stagedFile struct {
 func NewStage(force bool) *Stage { return &Stage{force: force} }
 
 // Create starts the output dest and returns the file to write it to; perm is the mode asked
-// for the new file (before the umask). An existing dest is refused unless force (the error
+// for the new file (before the umask): SecretPerm or PublicPerm. An existing dest is refused unless force (the error
 // wraps fs.ErrExist), and so is one that a rename would not replace sensibly.
 func (s *Stage) Create(dest string, perm fs.FileMode) (*os.File, error) {
 	existed, err := checkReplaceable(dest, s.force)
@@ -182,19 +182,32 @@ func existsError(dest string) error {
 	return fmt.Errorf("writing %s: %w", dest, fs.ErrExist)
 }
 
-// secretPerm is the mode of outputs that may carry a config: a derived ISO is customized in
-// place before it is committed.
-const secretPerm fs.FileMode = 0o600
+// The modes of new outputs, decided here for every writer of files. An output that carries a
+// config holds the cluster's private keys: SecretPerm, the owner's only whatever the umask or
+// a default ACL. A stock file (the kernel, the rootfs, a downloaded ISO) gets PublicPerm less
+// the umask, like any new file.
+const (
+	SecretPerm fs.FileMode = 0o600
+	PublicPerm fs.FileMode = 0o666
+)
 
-// createTemp creates a new hidden file in dir with mode perm before the umask (0666 gives
-// the permissions of any new file, 0600 keeps a secret).
+// createTemp creates a new hidden file in dir with mode perm before the umask. A secret is
+// chmod'ed to SecretPerm as well, so that a default ACL cannot widen it.
 func createTemp(dir string, perm fs.FileMode) (*os.File, error) {
 	for range 100 {
 		name := filepath.Join(dir, ".sno-iso-"+strconv.FormatUint(rand.Uint64(), 36))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
+		if err == nil && perm == SecretPerm {
+			if err = f.Chmod(SecretPerm); err != nil {
+				f.Close()
+				os.Remove(name)
+				return nil, err
+			}
+		}
+		return f, err
 	}
 	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
 }

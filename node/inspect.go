@@ -32,6 +32,9 @@ type IgnitionAreaReport struct {
 	Members   []Member `json:"members"`
 	// LegacyHeader is "matches", "differs" or "" (absent): the pre-2022 coreiso+ header.
 	LegacyHeader string `json:"legacyHeader,omitempty"`
+	// Problem says why the area cannot be decoded (an interrupted edit, say); resetting the
+	// ISO empties it.
+	Problem string `json:"problem,omitempty"`
 }
 
 // InstallationReport is what the embedded install-to-disk script will do.
@@ -53,13 +56,16 @@ type KargsReport struct {
 	Size    int         `json:"size"`
 	Areas   []KargsArea `json:"areas"`
 	Default string      `json:"default"`
-	Current string      `json:"current"`
+	// Current is empty when the areas disagree; Problem then says so.
+	Current string `json:"current"`
+	Problem string `json:"problem,omitempty"`
 }
 
-// KargsArea is where one kernel-argument area is.
+// KargsArea is where one kernel-argument area is and what it holds.
 type KargsArea struct {
 	File   string `json:"file"`
 	Offset int64  `json:"offset"`
+	Kargs  string `json:"kargs"`
 }
 
 // MinimalISOReport says whether and how a minimal ISO can be made of the ISO.
@@ -71,9 +77,13 @@ type MinimalISOReport struct {
 	Reason string `json:"reason,omitempty"`
 	// Customized is set when the reason is a customization that resetting the ISO undoes.
 	Customized bool `json:"-"`
+	// Damaged is set when the reason is an embed area that resetting the ISO repairs.
+	Damaged bool `json:"-"`
 }
 
-// Inspect describes iso; path names it in the report.
+// Inspect describes iso; path names it in the report. An embed area that cannot be decoded
+// (an interrupted edit, say) is reported as a Problem, not an error: inspecting is how one
+// finds out.
 func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 	r := &Report{
 		Path: path, Size: iso.Size(), VolumeID: iso.Volume().VolumeID, SystemID: iso.Volume().SystemID, Arch: iso.Arch(),
@@ -83,13 +93,13 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := iso.Payload()
-	if err != nil {
-		return nil, err
-	}
 	r.Ignition = IgnitionAreaReport{
 		File: area.File, Source: area.Source, Offset: area.Offset, Length: area.Length,
 		BytesUsed: usedBytes(raw), Members: []Member{},
+	}
+	files, err := iso.Payload()
+	if err != nil {
+		r.Ignition.Problem = err.Error()
 	}
 	for _, p := range files.Paths() {
 		r.Ignition.Members = append(r.Ignition.Members, Member{Path: p, Size: len(files[p])})
@@ -110,13 +120,16 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 		}
 	}
 	if k := iso.Kargs(); k != nil {
-		cur, err := k.Current(iso)
+		areaKargs, err := k.AreaKargs(iso)
 		if err != nil {
 			return nil, err
 		}
-		kr := &KargsReport{Source: k.Source, Size: k.Size, Default: k.Default, Current: cur}
-		for _, a := range k.Areas {
-			kr.Areas = append(kr.Areas, KargsArea{File: a.File, Offset: a.Offset})
+		kr := &KargsReport{Source: k.Source, Size: k.Size, Default: k.Default}
+		for i, a := range k.Areas {
+			kr.Areas = append(kr.Areas, KargsArea{File: a.File, Offset: a.Offset, Kargs: areaKargs[i]})
+		}
+		if kr.Current, err = k.Current(iso); err != nil {
+			kr.Problem = err.Error()
 		}
 		r.Kargs = kr
 	}
@@ -144,6 +157,8 @@ func minimalAvailability(iso *isobuilder.LiveISO, r *Report, files initrd.Files)
 		return MinimalISOReport{Reason: ErrAlreadyMinimal.Error()}
 	}
 	switch {
+	case r.Ignition.Problem != "" || r.Kargs != nil && r.Kargs.Problem != "":
+		return MinimalISOReport{Reason: "an embed area is damaged", Damaged: true}
 	case len(files) > 0:
 		return MinimalISOReport{Reason: "the Ignition area is not empty", Customized: true}
 	case r.Kargs != nil && r.Kargs.Current != r.Kargs.Default:

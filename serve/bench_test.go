@@ -23,7 +23,7 @@ import (
 func BenchmarkDownload(b *testing.B) {
 	iso := largeLookalike(b)
 	h := newHarness(b, iso, map[string]string{"node": configA}, nil)
-	b.Run("sendfile", func(b *testing.B) { benchGet(b, h.url+"/node.iso", "") })
+	b.Run("sendfile", func(b *testing.B) { benchGet(b, h.url+h.path("/node.iso"), "") })
 
 	l, err := isobuilder.Open(iso)
 	if err != nil {
@@ -44,7 +44,7 @@ func BenchmarkDownload(b *testing.B) {
 // BenchmarkRange1KiB is the latency of a 1 KiB range read on a kept-alive connection.
 func BenchmarkRange1KiB(b *testing.B) {
 	h := newHarness(b, "", map[string]string{"node": configA}, nil)
-	benchGet(b, h.url+"/node.iso", "bytes=400000-401023")
+	benchGet(b, h.url+h.path("/node.iso"), "bytes=400000-401023")
 }
 
 // benchGet reports, besides the time, the CPU time of the whole process (client and server:

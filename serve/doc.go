@@ -3,4 +3,8 @@
 // is the ISO's unchanged bytes, sent with sendfile where the transport allows, around the
 // node's patches. Each node is a directory that package node loads and prepares; it is
 // prepared on first request and again only when one of the files it read changes.
+//
+// The media carry the cluster's private keys, and BMCs cannot send credentials: each node's
+// media are published under a capability path, /<Token>/<node>.iso, derived from a secret
+// shared by every server over the same nodes directory (see Token, NodeURLs, Secret).
 package serve

@@ -24,9 +24,10 @@ type isoFetches struct {
 	last     time.Time
 }
 
-// record counts a successful GET of an ISO.
-func (f *fetchLog) record(r *http.Request, status int, written int64, now time.Time) {
-	if r.Method != http.MethodGet || (status != http.StatusOK && status != http.StatusPartialContent) || !strings.HasSuffix(r.URL.Path, ".iso") {
+// record counts a successful GET of an ISO; path is what the request stands for, without a
+// token, as the index page shows the log to every client.
+func (f *fetchLog) record(r *http.Request, path string, status int, written int64, now time.Time) {
+	if r.Method != http.MethodGet || (status != http.StatusOK && status != http.StatusPartialContent) || !strings.HasSuffix(path, ".iso") {
 		return
 	}
 	client, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -38,10 +39,10 @@ func (f *fetchLog) record(r *http.Request, status int, written int64, now time.T
 	if f.byPath == nil {
 		f.byPath = map[string]*isoFetches{}
 	}
-	e := f.byPath[r.URL.Path]
+	e := f.byPath[path]
 	if e == nil {
 		e = &isoFetches{}
-		f.byPath[r.URL.Path] = e
+		f.byPath[path] = e
 	}
 	if !slices.Contains(e.clients, client) {
 		e.clients = append(e.clients, client)

@@ -127,9 +127,27 @@ func (h *harness) writeNode(name, config string) {
 	}
 }
 
-// do sends a request with headers given as "Name: value" and returns the response with its
-// whole body.
+// path turns the plain path of a node's file (/a.iso, /a/boot.ipxe) into the path the server
+// publishes it at: under the node's token unless the server is open. The index, /rootfs.img
+// and the admin paths are no node's.
+func (h *harness) path(plain string) string {
+	secret := h.srv.publishedSecret()
+	if secret == nil || plain == "/" || plain == "/"+isobuilder.PXERootfs || plain == HealthPath || plain == ReadyPath || plain == MetricsPath {
+		return plain
+	}
+	_, node, _ := capabilityPath("/-" + plain)
+	return "/" + Token(secret.Key, node) + plain
+}
+
+// do sends a request for the plain path (see path) with headers given as "Name: value" and
+// returns the response with its whole body.
 func (h *harness) do(method, path string, headers ...string) (*http.Response, []byte) {
+	h.t.Helper()
+	return h.doRaw(method, h.path(path), headers...)
+}
+
+// doRaw sends a request for path as it is.
+func (h *harness) doRaw(method, path string, headers ...string) (*http.Response, []byte) {
 	h.t.Helper()
 	req, err := http.NewRequest(method, h.url+path, nil)
 	if err != nil {

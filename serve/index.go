@@ -17,12 +17,13 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 {{if .ListErr}}<p><strong>Cannot list the nodes: {{.ListErr}}</strong></p>{{end}}
 <table>
 <tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
-{{range .Nodes}}<tr><td>{{.Name}}</td>
-<td><a href="{{$.Base}}/{{.Name}}.iso">{{$.Base}}/{{.Name}}.iso</a></td>
-<td><a href="{{$.Base}}/{{.Name}}-minimal.iso">{{.Name}}-minimal.iso</a></td>
-<td><a href="{{$.Base}}/{{.Name}}/boot.ipxe">{{$.Base}}/{{.Name}}/boot.ipxe</a></td>
-<td><a href="{{$.Base}}/{{.Name}}/vmlinuz">vmlinuz</a>, <a href="{{$.Base}}/{{.Name}}/initrd.img">initrd.img</a></td>
-<td>{{.State}}</td>
+{{range .Nodes}}{{$name := .Name}}<tr><td>{{.Name}}</td>
+{{with .URLs}}<td><a href="{{.ISO}}">{{.ISO}}</a></td>
+<td><a href="{{.MinimalISO}}">{{$name}}-minimal.iso</a></td>
+<td><a href="{{.BootIPXE}}">{{.BootIPXE}}</a></td>
+<td><a href="{{.PXEDir}}/vmlinuz">vmlinuz</a>, <a href="{{.PXEDir}}/initrd.img">initrd.img</a></td>
+{{else}}<td colspan="4">shown only on this machine: <code>sno-iso serve urls</code> prints them</td>
+{{end}}<td>{{.State}}</td>
 <td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td></tr>
 {{else}}<tr><td colspan="7">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
 {{end}}</table>
@@ -32,12 +33,14 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 
 type indexNode struct {
 	Name, State string
-	// Fetched says who downloaded the node's ISOs (a BMC's virtual CD).
+	URLs        *URLs // nil when the client may not see them
+	// Fetched says who downloaded the node's ISOs (a BMC's virtual CD), without the token.
 	Fetched []string
 }
 
-// serveIndex lists the nodes and their URLs, with the state of those already prepared:
-// listing does not prepare a node.
+// serveIndex lists the nodes and their state, with the state of those already prepared:
+// listing does not prepare a node. The capability URLs are shown to clients on this
+// machine only: the page is open to every client.
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoState) error {
 	base, err := s.baseURL(r)
 	if err != nil {
@@ -63,13 +66,17 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 				}
 			}
 		}
-		var fetched []string
+		n := indexNode{Name: name, State: state}
+		if s.secret == nil || fromLoopback(r) {
+			urls := NodeURLs(base, s.publishedSecret(), name)
+			n.URLs = &urls
+		}
 		for _, iso := range []string{"/" + name + ".iso", "/" + name + minimalSuffix + ".iso"} {
 			if f := s.fetches.describe(iso); f != "" {
-				fetched = append(fetched, f)
+				n.Fetched = append(n.Fetched, f)
 			}
 		}
-		data.Nodes = append(data.Nodes, indexNode{name, state, fetched})
+		data.Nodes = append(data.Nodes, n)
 	}
 	var page bytes.Buffer
 	if err := indexPage.Execute(&page, data); err != nil {

@@ -118,11 +118,11 @@ func TestLoad(t *testing.T) {
 				var err error
 				switch {
 				case i == c%ops: // the whole ISO, once per client, at different moments
-					n, err = fullDownload(client, h.url+"/node.iso", expected, size, buf, want)
+					n, err = fullDownload(client, h.url+h.path("/node.iso"), expected, size, buf, want)
 				case i%7 == 3:
-					n, err = multiRangeRead(client, h.url+"/node.iso", expected, size, rng)
+					n, err = multiRangeRead(client, h.url+h.path("/node.iso"), expected, size, rng)
 				default:
-					n, err = rangeRead(client, h.url+"/node.iso", expected, size, rng, buf, want)
+					n, err = rangeRead(client, h.url+h.path("/node.iso"), expected, size, rng, buf, want)
 				}
 				if err != nil {
 					errs <- fmt.Errorf("client %d, request %d: %w", c, i, err)

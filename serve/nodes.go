@@ -65,6 +65,12 @@ func readListing(dir string) *listing {
 	return l
 }
 
+// NodeNames lists the nodes a server over dir serves, sorted.
+func NodeNames(dir string) ([]string, error) {
+	l := readListing(dir)
+	return l.nodes, l.err
+}
+
 func (l *listing) has(name string) bool {
 	_, ok := slices.BinarySearch(l.nodes, name)
 	return ok

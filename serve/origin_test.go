@@ -189,7 +189,7 @@ func TestOriginFailures(t *testing.T) {
 		}
 		http.Error(w, "no", 500)
 	})
-	req, _ := http.NewRequest(http.MethodGet, h.url+"/a.iso", nil)
+	req, _ := http.NewRequest(http.MethodGet, h.url+h.path("/a.iso"), nil)
 	full, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -278,12 +278,17 @@ func TestNotFoundAndTraversal(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA, "bad name": configA, "x-minimal": configA}, nil)
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, testConfig), []byte(configA), 0o644)
+	var paths []string
 	for _, p := range []string{
 		"/nope.iso", "/a", "/a.img", "/a/", "/a/vmlinuz/x", "/a/config.ign", "/a/" + testConfig,
 		"/../a.iso", "/%2e%2e/a.iso", "/a/../a.iso", "/.a.iso", "/" + filepath.Base(outside) + ".iso",
 		"/bad%20name.iso", "/x-minimal.iso", "/x.iso", "/a-minimal/vmlinuz", "/rootfs.img/x", "/-minimal.iso",
-		"/.iso", "//a.iso", "/a.iso/", "/nope/boot.ipxe", "/nope/vmlinuz",
+		"/.iso", "//a.iso", "/a.iso/", "/nope/boot.ipxe", "/nope/vmlinuz", "/" + SecretFileName + "/a.iso",
 	} {
+		// Under a token computed for the name the path ends in, and without one.
+		paths = append(paths, p, h.path(p))
+	}
+	for _, p := range paths {
 		req, _ := http.NewRequest(http.MethodGet, h.url, nil)
 		req.URL.Opaque = p // sent as written, not cleaned by the client
 		resp, err := http.DefaultClient.Do(req)
@@ -353,8 +358,8 @@ func TestPXE(t *testing.T) {
 		"/a/rootfs.img": h.pxeBytes("rootfs.img"),
 		"/rootfs.img":   h.pxeBytes("rootfs.img"),
 		"/a/boot.ipxe": []byte("#!ipxe\n# Single Node OpenShift live boot, written by sno-iso pxe build.\n" +
-			"kernel http://192.0.2.1:8080/a/vmlinuz initrd=main mitigations=auto,nosmt ignition.firstboot ignition.platform.id=metal coreos.live.rootfs_url=http://192.0.2.1:8080/a/rootfs.img\n" +
-			"initrd --name main http://192.0.2.1:8080/a/initrd.img\nboot\n"),
+			"kernel http://192.0.2.1:8080" + h.path("/a/vmlinuz") + " initrd=main mitigations=auto,nosmt ignition.firstboot ignition.platform.id=metal coreos.live.rootfs_url=http://192.0.2.1:8080" + h.path("/a/rootfs.img") + "\n" +
+			"initrd --name main http://192.0.2.1:8080" + h.path("/a/initrd.img") + "\nboot\n"),
 	} {
 		resp, body := h.get(path)
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) {
@@ -372,7 +377,7 @@ func TestPXE(t *testing.T) {
 func TestBootIPXEFromHost(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	_, body := h.get("/a/boot.ipxe")
-	if want := "kernel " + h.url + "/a/vmlinuz initrd=main "; !strings.Contains(string(body), want) {
+	if want := "kernel " + h.url + h.path("/a/vmlinuz") + " initrd=main "; !strings.Contains(string(body), want) {
 		t.Errorf("boot.ipxe %q lacks %q", body, want)
 	}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
@@ -380,7 +385,7 @@ func TestBootIPXEFromHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprint(conn, "GET /a/boot.ipxe HTTP/1.1\r\nHost: a_b!\r\nConnection: close\r\n\r\n")
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: a_b!\r\nConnection: close\r\n\r\n", h.path("/a/boot.ipxe"))
 	reply, _ := io.ReadAll(conn)
 	if !strings.HasPrefix(string(reply), "HTTP/1.1 400") || !strings.Contains(string(reply), "base URL") {
 		t.Errorf("a Host that is no host name: %q", reply)
@@ -450,7 +455,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	})
 	done := make(chan int)
 	go func() {
-		resp, err := http.Get(h.url + "/slow.iso")
+		resp, err := http.Get(h.url + h.path("/slow.iso"))
 		if err != nil {
 			done <- 0
 			return
@@ -478,7 +483,13 @@ func TestConcurrencyLimit(t *testing.T) {
 func TestISOReplaced(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	first, _ := h.get("/a.iso")
-	fds := openFDs(t)
+	old, err := os.Stat(h.iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if openOn(t, old) == 0 {
+		t.Fatal("the server does not hold the ISO open: the test below would prove nothing")
+	}
 	next := filepath.Join(t.TempDir(), "next.iso")
 	if err := os.WriteFile(next, fixtures.Bytes(t, "embed-areas-2021-12.iso"), 0o644); err != nil {
 		t.Fatal(err)
@@ -491,10 +502,8 @@ func TestISOReplaced(t *testing.T) {
 		t.Errorf("after replacing the ISO: %d, ETag %s (was %s)", resp.StatusCode, resp.Header.Get("ETag"), first.Header.Get("ETag"))
 	}
 	h.srv.closing.Wait()
-	// A request's own descriptor (for sendfile) is closed as its handler returns, which
-	// may be just after the client has the last byte: allow a moment.
-	if now := openFDsSettled(t, fds); now > fds {
-		t.Errorf("%d open descriptors after replacing the ISO, %d before: the old one was not closed", now, fds)
+	if n := openOn(t, old); n > 0 {
+		t.Errorf("%d descriptors still open on the replaced ISO: the old one was not closed", n)
 	}
 	if !strings.Contains(h.log.String(), "changed: serving the new version") {
 		t.Errorf("the log does not say the ISO changed:\n%s", h.log.String())
@@ -507,19 +516,6 @@ func TestISOReplaced(t *testing.T) {
 	}
 }
 
-// openFDsSettled counts the open file descriptors once they are at most want, or after a
-// second.
-func openFDsSettled(t testing.TB, want int) int {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	n := openFDs(t)
-	for n > want && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		n = openFDs(t)
-	}
-	return n
-}
-
 // openFDs counts this process's open file descriptors.
 func openFDs(t testing.TB) int {
 	t.Helper()
@@ -528,6 +524,23 @@ func openFDs(t testing.TB) int {
 		t.Skipf("cannot count open files: %v", err)
 	}
 	return len(ents)
+}
+
+// openOn counts this process's descriptors open on the file file (by device and inode, so
+// also once it is renamed over or deleted); other tests' files and connections do not count.
+func openOn(t testing.TB, file os.FileInfo) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list open files: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if info, err := os.Stat(filepath.Join("/proc/self/fd", e.Name())); err == nil && os.SameFile(info, file) {
+			n++
+		}
+	}
+	return n
 }
 
 func TestAccessLog(t *testing.T) {
@@ -545,9 +558,9 @@ func TestAccessLog(t *testing.T) {
 		t.Fatalf("%d access log lines for 3 requests:\n%s", len(lines), h.log.String())
 	}
 	for i, want := range [][]string{
-		{`"GET /a.iso HTTP/1.1" 206 1024`, `range="bytes=0-1023"`},
-		{`"GET /nope.iso HTTP/1.1" 404`, `error="no node \"nope\"`},
-		{`"HEAD /a.iso HTTP/1.1" 200 0`},
+		{`"GET /{token}/a.iso HTTP/1.1" 206 1024`, `range="bytes=0-1023"`},
+		{`"GET /{token}/nope.iso HTTP/1.1" 404`, `error="no node \"nope\"`},
+		{`"HEAD /{token}/a.iso HTTP/1.1" 200 0`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i], w) {
@@ -564,7 +577,7 @@ func TestGracefulShutdown(t *testing.T) {
 	os.Mkdir(filepath.Join(nodes, "a"), 0o755)
 	os.WriteFile(filepath.Join(nodes, "a", testConfig), []byte(configA), 0o644)
 	var calls atomic.Int32
-	srv, err := newServer(Config{ISO: iso, NodesDir: nodes}, testPrepare(&calls))
+	srv, err := newServer(Config{ISO: iso, NodesDir: nodes, Open: true}, testPrepare(&calls))
 	if err != nil {
 		t.Fatal(err)
 	}

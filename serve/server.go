@@ -56,6 +56,15 @@ type Config struct {
 	// SeparateAdmin keeps /healthz, /readyz and /metrics off the main handler: they are
 	// served by Admin, on an address of their own.
 	SeparateAdmin bool
+	// Open publishes the nodes' media under plain, guessable URLs (/<node>.iso) instead of
+	// capability URLs (/<token>/<node>.iso), for networks where every client may have them.
+	Open bool
+	// SecretFile holds the secret the capability tokens are derived from; empty means
+	// SecretFileName in NodesDir, created on first start.
+	SecretFile string
+	// RotationGrace is how long the tokens of a replaced secret keep working when the new
+	// file does not carry the old key itself (as RotateSecretFile writes it).
+	RotationGrace time.Duration
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
@@ -90,6 +99,7 @@ type Server struct {
 	// until originRetry: an origin that is down is not asked again by every request.
 	originErr   error
 	originRetry time.Time
+	secret      *secretSource // nil for an open server
 	fetches     fetchLog
 }
 
@@ -135,10 +145,21 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.Logger != nil {
 		logger = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo)
 	}
+	var secret *secretSource
+	if !cfg.Open {
+		var created bool
+		if secret, created, err = newSecretSource(cfg); err != nil {
+			iso.close()
+			return nil, err
+		}
+		if created {
+			logger.Printf("created the secret of the capability URLs: %s", secret.path)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, metrics: m,
+		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, metrics: m, secret: secret,
 	}, nil
 }
 
@@ -183,8 +204,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<node>.iso,
-// /<node>-minimal.iso and /<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe}.
+// ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<token>/<node>.iso,
+// /<token>/<node>-minimal.iso and /<token>/<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe},
+// or the same paths without /<token> on an open server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.isAdminPath(r.URL.Path) {
 		s.Admin().ServeHTTP(w, r)
@@ -198,7 +220,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.inFlight.Dec()
 		s.metrics.observeRequest(r.URL.Path, lw.code(), lw.written, time.Since(start))
 		s.logRequest(r, lw, time.Since(start), err)
-		s.fetches.record(r, lw.code(), lw.written, time.Now())
+		s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 	}()
 	select {
 	case s.sem <- struct{}{}:
@@ -269,6 +291,12 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if p == "/"+isobuilder.PXERootfs {
 		return iso.pxeArtifact(isobuilder.PXERootfs)
 	}
+	if s.secret != nil {
+		var err error
+		if p, err = s.authorize(p); err != nil {
+			return nil, err
+		}
+	}
 	first, file, nested := strings.Cut(strings.TrimPrefix(p, "/"), "/")
 	if !nested {
 		stem, ok := strings.CutSuffix(first, ".iso")
@@ -309,7 +337,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ns.bootIPXE(base + "/" + ns.name)
+	return ns.bootIPXE(base + s.nodePrefix(ns.name))
 }
 
 func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
@@ -332,7 +360,11 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 	if !validHost(r.Host) {
 		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
 	}
-	return "http://" + r.Host, nil
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + r.Host, nil
 }
 
 func validHost(host string) bool {
@@ -514,7 +546,7 @@ func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // logRequest writes the access log line: client, request, status, body bytes, duration,
 // the Range asked for, and what went wrong.
 func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err error) {
-	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+s.loggedURI(r)+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
 	if rg := r.Header.Get("Range"); rg != "" {
 		line += " range=" + fmt.Sprintf("%q", rg)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/redfish"
+	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
 )
@@ -43,13 +45,17 @@ func bmcCommand() *cli.Command {
 			{
 				Name:  "boot",
 				Usage: "insert the ISO URL into a virtual CD, set a one-time boot from it and power the server on (or restart it)",
-				Description: "With --node DIR/NODE --serve-url URL it boots URL/NODE.iso (or URL/NODE-minimal.iso with --minimal),\n" +
-					"the URL that `sno-iso serve` gives the node. Running it again changes nothing when the image is\n" +
-					"inserted and the server is on.",
+				Description: "With --node DIR/NODE --serve-url URL it boots URL/TOKEN/NODE.iso (or URL/TOKEN/NODE-minimal.iso\n" +
+					"with --minimal), the capability URL that `sno-iso serve` gives the node: TOKEN comes from the\n" +
+					"secret serve keeps in DIR/" + serve.SecretFileName + " (or --secret-file), as `sno-iso serve urls` prints it;\n" +
+					"--open boots URL/NODE.iso of a server started with --open. Running it again changes nothing\n" +
+					"when the image is inserted and the server is on.",
 				Flags: append(bmcFlags(),
 					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query string works everywhere)"},
 					&cli.StringFlag{Name: "serve-url", Usage: "with --node: the `URL` of `sno-iso serve` (http://HOST:PORT)"},
 					&cli.BoolFlag{Name: "minimal", Usage: "with --node: boot the node's minimal ISO"},
+					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: DIR/" + serve.SecretFileName + ", beside the node)"},
+					&cli.BoolFlag{Name: "open", Usage: "with --node: the plain URL of a server started with --open"},
 					&cli.StringFlag{Name: "slot", Usage: "the virtual media slot `ID` to use (default: the first CD/DVD slot that takes the image)"},
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
 					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
@@ -336,8 +342,8 @@ func bootMode(s string) (string, error) {
 func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 	isoURL, serveURL := c.String("iso-url"), c.String("serve-url")
 	if t.node == "" {
-		if serveURL != "" || c.Bool("minimal") {
-			return "", usagef("--serve-url and --minimal go with --node; with --bmc, give the ISO's URL in --iso-url")
+		if serveURL != "" || c.Bool("minimal") || c.IsSet("secret-file") || c.Bool("open") {
+			return "", usagef("--serve-url, --minimal, --secret-file and --open go with --node; with --bmc, give the ISO's URL in --iso-url")
 		}
 		if isoURL == "" {
 			return "", usagef("%s needs --iso-url URL (or --node DIR/NODE --serve-url URL)", c.Command.HelpName)
@@ -354,7 +360,10 @@ func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", usagef("--serve-url %q must be the plain http://HOST:PORT at which the BMC reaches `sno-iso serve`", serveURL)
 	}
-	return servedISOURL(serveURL, t.node, c.Bool("minimal")), nil
+	if c.Bool("open") && c.IsSet("secret-file") {
+		return "", usagef("--open names the plain URL of a server without a secret: leave out --secret-file")
+	}
+	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), servedAccess{secretFile: c.String("secret-file"), open: c.Bool("open")})
 }
 
 // checkImageReachable asks for the image's headers before the BMC is told to fetch it, to
@@ -377,13 +386,47 @@ func checkImageReachable(ctx context.Context, image string) error {
 	return nil
 }
 
-// servedISOURL is the URL at which `sno-iso serve` offers a node's ISO.
-func servedISOURL(serveURL, node string, minimal bool) string {
-	name := node + ".iso"
-	if minimal {
-		name = node + "-minimal.iso"
+// servedAccess is how `sno-iso serve` publishes the nodes: under the secret of secretFile
+// (default: the nodes directory's), or with open under plain URLs.
+type servedAccess struct {
+	secretFile string
+	open       bool
+}
+
+// servedISOURL is the URL at which `sno-iso serve` offers the ISO of the node in nodeDir:
+// the capability URL that `serve urls` prints, its token derived from the secret the server
+// reads, or the plain URL of an open server.
+func servedISOURL(serveURL, nodeDir string, minimal bool, access servedAccess) (string, error) {
+	nodeDir = filepath.Clean(nodeDir)
+	var secret *serve.Secret
+	if !access.open {
+		path := access.secretFile
+		if path == "" {
+			// serve keeps the secret in the nodes directory, the node directory's parent.
+			path = filepath.Join(filepath.Dir(nodeDir), serve.SecretFileName)
+		}
+		var err error
+		if secret, err = serve.ReadSecretFile(path); err != nil {
+			return "", servedSecretAdvice(err)
+		}
 	}
-	return strings.TrimRight(serveURL, "/") + "/" + name
+	urls := serve.NodeURLs(serveURL, secret, filepath.Base(nodeDir))
+	if minimal {
+		return urls.MinimalISO, nil
+	}
+	return urls.ISO, nil
+}
+
+// servedSecretAdvice says where the secret of serve's URLs comes from when bmc boot cannot
+// read it.
+func servedSecretAdvice(err error) error {
+	switch {
+	case errors.Is(err, serve.ErrNoSecret):
+		return fmt.Errorf("%w, so the node's capability URL is unknown; start sno-iso serve over the nodes directory once (it creates the secret) or run sno-iso serve rotate-secret --nodes DIR; give --secret-file if serve was started with one, or --open if it was started with --open", err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w; the secret is the owner's only: run bmc boot as the user that runs sno-iso serve, or give a readable copy in --secret-file", err)
+	}
+	return secretAdvice(err)
 }
 
 func bmcEject(c *cli.Context) error {

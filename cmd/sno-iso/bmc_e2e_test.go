@@ -22,6 +22,8 @@ type servedBoot struct {
 	boot redfishtest.Boot
 	// built is what `sno-iso build` writes for the same node.
 	built string
+	// token is the capability path segment of the node's URL.
+	token string
 }
 
 // bootServedNode writes node "sno" (ignition and coreOSInstallation YAML, plus a bmc section
@@ -50,18 +52,20 @@ func bootServedNode(t *testing.T, iso string, p redfishtest.Profile, ignition []
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the fake BMC did not boot; bmc boot said:\n%s", r.stderr)
 	}
-	if sb.boot.Image != s.url+"/sno.iso" || sb.boot.File == "" {
-		t.Fatalf("the fake booted %+v, want the fetched %s/sno.iso", sb.boot, s.url)
+	// The capability URL, as `serve urls` prints it: serve answers nothing else.
+	if want := s.urls(t, nodes, "sno")["iso"]; sb.boot.Image != want || sb.boot.File == "" {
+		t.Fatalf("the fake booted %+v, want the fetched %s", sb.boot, want)
 	}
+	sb.token = strings.Split(strings.TrimPrefix(sb.boot.Image, s.url+"/"), "/")[0]
 	sb.serve = s
 	sb.built = filepath.Join(t.TempDir(), "built.iso")
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", sb.built)
 	return sb
 }
 
-// The BMC's virtual CD gets exactly what `sno-iso build` writes for the node, whether it
-// fetches in one GET (sushy-tools) or in Range reads (iDRAC), and serve's log and index page
-// show the fetch.
+// The BMC's virtual CD gets exactly what `sno-iso build` writes for the node from its
+// capability URL, whether it fetches in one GET (sushy-tools) or in Range reads (iDRAC), and
+// serve's log and index page show the fetch without the token.
 func TestBMCBootsServedNode(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	idrac := redfishtest.IDRAC()
@@ -70,16 +74,16 @@ func TestBMCBootsServedNode(t *testing.T) {
 		profile redfishtest.Profile
 		logged  string
 	}{
-		{redfishtest.SushyTools(), `"GET /sno.iso HTTP/1.1" 200`},
-		{idrac, `"GET /sno.iso HTTP/1.1" 206 65536`},
+		{redfishtest.SushyTools(), `"GET /{token}/sno.iso HTTP/1.1" 200`},
+		{idrac, `"GET /{token}/sno.iso HTTP/1.1" 206 65536`},
 	} {
 		t.Run(tc.profile.Name, func(t *testing.T) {
 			sb := bootServedNode(t, iso, tc.profile, bipConfigBytes(t), serveSnoYAML)
 			if got, want := fileSHA(t, sb.boot.File), fileSHA(t, sb.built); got != want {
 				t.Errorf("the BMC fetched SHA-256 %s, build wrote %s", got, want)
 			}
-			if !strings.Contains(sb.serve.output(), tc.logged) {
-				t.Errorf("serve's log lacks %s:\n%s", tc.logged, sb.serve.output())
+			if log := sb.serve.output(); !strings.Contains(log, tc.logged) || strings.Contains(log, sb.token) {
+				t.Errorf("serve's log lacks %s or shows the token %s:\n%s", tc.logged, sb.token, log)
 			}
 			resp, err := http.Get(sb.serve.url + "/")
 			if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
+	"github.com/sno-iso/sno-iso/serve"
 )
 
 const (
@@ -190,19 +192,56 @@ func writeBMCNode(t *testing.T, nodes, name, address, installation string) strin
 	return dir
 }
 
+// bmc boot --node boots the URL that `serve urls` prints for the node: under the nodes
+// directory's secret, a secret kept elsewhere, or an open server's plain URL.
 func TestBMCNode(t *testing.T) {
 	bmc := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
-	node := writeBMCNode(t, t.TempDir(), "sno1", "redfish-virtualmedia+http://"+strings.TrimPrefix(bmc.URL(), "http://")+bmc.SystemPath(), serveSnoYAML)
-	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", "http://127.0.0.1:9/", "--minimal", "--no-power")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	nodes := t.TempDir()
+	node := writeBMCNode(t, nodes, "sno1", "redfish-virtualmedia+http://"+strings.TrimPrefix(bmc.URL(), "http://")+bmc.SystemPath(), serveSnoYAML)
+	const serveURL = "http://127.0.0.1:9"
+	slotImage := func() any { return bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")["Image"] }
+	// Before serve ever ran there is no secret, so no URL: nothing is inserted.
+	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", serveURL, "--no-power")...)
+	wantBMCFailure(t, r, filepath.Join(nodes, serve.SecretFileName), "no sno-iso secret", "serve rotate-secret", "--secret-file", "--open")
+	if img, _ := slotImage().(string); r.code != 1 || img != "" {
+		t.Errorf("without a secret: exit %d, slot holds %v", r.code, slotImage())
 	}
-	if !strings.Contains(string(r.stderr), "Warning: cannot reach the image from here") {
-		t.Errorf("no warning that the image URL does not answer:\n%s", r.stderr)
+	mustSno(t, nil, "serve", "rotate-secret", "--nodes", nodes)
+	printed := func(args ...string) map[string]string {
+		out := mustSno(t, nil, append([]string{"serve", "urls", "--nodes", nodes, "--base-url", serveURL, "--node", "sno1"}, args...)...)
+		urls := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if f := strings.Fields(line); len(f) == 3 {
+				urls[f[1]] = f[2]
+			}
+		}
+		return urls
 	}
-	slot := bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")
-	if slot["Image"] != "http://127.0.0.1:9/sno1-minimal.iso" {
-		t.Errorf("slot holds %v, want serve's minimal ISO URL of the node", slot["Image"])
+	elsewhere := filepath.Join(t.TempDir(), "secret")
+	mustSno(t, nil, "serve", "rotate-secret", "--secret-file", elsewhere)
+	for _, tt := range []struct {
+		name       string
+		args, urls []string
+		kind       string
+	}{
+		{"minimal under the nodes directory's secret", []string{"--minimal"}, nil, "minimal-iso"},
+		{"a secret kept elsewhere", []string{"--secret-file", elsewhere}, []string{"--secret-file", elsewhere}, "iso"},
+		{"an open server", []string{"--open"}, []string{"--open"}, "iso"},
+	} {
+		want := printed(tt.urls...)[tt.kind]
+		r := snoEnv(t, nil, bmcArgs("boot", append([]string{"--node", node, "--serve-url", serveURL + "/", "--no-power"}, tt.args...)...)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.name, r.code, r.stderr)
+		}
+		if !strings.Contains(string(r.stderr), "Warning: cannot reach the image from here") {
+			t.Errorf("%s: no warning that the image URL does not answer:\n%s", tt.name, r.stderr)
+		}
+		if slotImage() != want || want == "" {
+			t.Errorf("%s: slot holds %v, want %q as serve urls prints it", tt.name, slotImage(), want)
+		}
+	}
+	if tokenless := serveURL + "/sno1.iso"; slotImage() != tokenless {
+		t.Errorf("--open: slot holds %v, want %s", slotImage(), tokenless)
 	}
 	if bmc.PowerState() != "Off" {
 		t.Errorf("--no-power: power %s", bmc.PowerState())
@@ -214,19 +253,31 @@ func TestBMCNode(t *testing.T) {
 	wantBMCFailure(t, r, "refused", "401", envBMCUsername)
 }
 
+// The capability URL is the node's token under the secret, with the server's URL as given.
 func TestServedISOURL(t *testing.T) {
+	nodes := t.TempDir()
+	secret, _, err := serve.LoadOrCreateSecret(filepath.Join(nodes, serve.SecretFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := serve.Token(secret.Key, "sno")
 	for _, tt := range []struct {
 		serve, node string
 		minimal     bool
+		access      servedAccess
 		want        string
 	}{
-		{"http://10.0.0.1:8080", "sno", false, "http://10.0.0.1:8080/sno.iso"},
-		{"http://10.0.0.1:8080/", "sno", true, "http://10.0.0.1:8080/sno-minimal.iso"},
-		{"http://h/media/", "node-a", false, "http://h/media/node-a.iso"},
+		{"http://10.0.0.1:8080", filepath.Join(nodes, "sno"), false, servedAccess{}, "http://10.0.0.1:8080/" + token + "/sno.iso"},
+		{"http://10.0.0.1:8080/", filepath.Join(nodes, "sno") + "/", true, servedAccess{}, "http://10.0.0.1:8080/" + token + "/sno-minimal.iso"},
+		{"https://h/media/", "elsewhere/sno", false, servedAccess{secretFile: filepath.Join(nodes, serve.SecretFileName)}, "https://h/media/" + token + "/sno.iso"},
+		{"http://h/media/", "elsewhere/node-a", false, servedAccess{open: true}, "http://h/media/node-a.iso"},
 	} {
-		if got := servedISOURL(tt.serve, tt.node, tt.minimal); got != tt.want {
-			t.Errorf("servedISOURL(%q, %q, %v) = %q, want %q", tt.serve, tt.node, tt.minimal, got, tt.want)
+		if got, err := servedISOURL(tt.serve, tt.node, tt.minimal, tt.access); err != nil || got != tt.want {
+			t.Errorf("servedISOURL(%q, %q, %v, %+v) = %q, %v; want %q", tt.serve, tt.node, tt.minimal, tt.access, got, err, tt.want)
 		}
+	}
+	if _, err := servedISOURL("http://h", "elsewhere/sno", false, servedAccess{}); !errors.Is(err, serve.ErrNoSecret) {
+		t.Errorf("without a secret: %v, want one wrapping serve.ErrNoSecret", err)
 	}
 }
 
@@ -244,6 +295,7 @@ func TestBMCBadInput(t *testing.T) {
 	pxeOnly := startFakeBMC(t, redfishtest.Config{Profile: noCDTarget})
 	noBMCNode := t.TempDir()
 	writeFile(t, filepath.Join(noBMCNode, node.DirConfig), serveSnoYAML)
+	iloNode := writeBMCNode(t, t.TempDir(), "sno", ilo.URL(), serveSnoYAML)
 
 	for _, tt := range []struct {
 		name  string
@@ -282,6 +334,8 @@ func TestBMCBadInput(t *testing.T) {
 		{"no ISO URL", nil, bmcArgs("boot", "--bmc", "https://h"), 2, []string{"needs --iso-url"}},
 		{"boot mode", nil, bmcArgs("boot", "--bmc", "https://h", "--iso-url", bmcImage, "--boot-mode", "efi"), 2, []string{"uefi or legacy"}},
 		{"serve URL without node", nil, bmcArgs("boot", "--bmc", "https://h", "--serve-url", "http://x:1"), 2, []string{"go with --node"}},
+		{"secret file without node", nil, bmcArgs("boot", "--bmc", "https://h", "--iso-url", bmcImage, "--secret-file", "s"), 2, []string{"go with --node"}},
+		{"open and secret file", nil, bmcArgs("boot", "--node", iloNode, "--serve-url", "http://x:1", "--open", "--secret-file", "s"), 2, []string{"leave out --secret-file"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := snoEnv(t, tt.env, tt.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -197,6 +198,7 @@ func TestDeployManifests(t *testing.T) {
 	if nodeMounts == 0 {
 		t.Errorf("no node Secret mounted under --nodes %s", flags["nodes"])
 	}
+	checkURLSecret(t, m, c, volumes, flags)
 	// $(ISO_URL) and $(BASE_URL) must be variables the container defines.
 	env := map[string]bool{}
 	for _, e := range c.Env {
@@ -210,6 +212,43 @@ func TestDeployManifests(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkURLSecret checks that the replicas share the key of the capability URLs: a
+// --secret-file in a Secret volume that the kustomization has, whose example is refused
+// (a key published in these manifests would make every token guessable).
+func checkURLSecret(t *testing.T, m deployManifests, c corev1.Container, volumes map[string]corev1.Volume, flags map[string]string) {
+	t.Helper()
+	file, ok := flags["secret-file"]
+	if !ok {
+		t.Error("no --secret-file: each replica would make a key of its own, and a node's URL would work on one replica only")
+		return
+	}
+	if _, open := flags["open"]; open {
+		t.Error("--open publishes guessable URLs")
+	}
+	for _, vm := range c.VolumeMounts {
+		if filepath.Dir(file) != vm.MountPath {
+			continue
+		}
+		v := volumes[vm.Name]
+		if v.Secret == nil || !vm.ReadOnly {
+			t.Fatalf("--secret-file %s is not in a read-only Secret volume", file)
+		}
+		s := m.secrets[v.Secret.SecretName]
+		if s == nil {
+			t.Fatalf("--secret-file %s is in Secret %s, which the kustomization does not have", file, v.Secret.SecretName)
+		}
+		example, ok := s.StringData[filepath.Base(file)]
+		if !ok {
+			t.Fatalf("Secret %s has no %s for --secret-file %s", s.Name, filepath.Base(file), file)
+		}
+		if _, err := serve.ParseSecret([]byte(example)); !errors.Is(err, serve.ErrBadSecret) {
+			t.Errorf("the example of Secret %s is a usable key (%v): serve must refuse to start until it is replaced", s.Name, err)
+		}
+		return
+	}
+	t.Errorf("--secret-file %s is not in a mounted volume", file)
 }
 
 // serveFlagValues checks that every --name=value in args is a flag of `sno-iso serve` and

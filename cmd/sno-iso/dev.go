@@ -31,7 +31,7 @@ func packMinimalISO(c *cli.Context) error {
 		return usagef("dev pack-minimal-iso takes FULL and MINIMAL")
 	}
 	fullPath, minimalPath := c.Args().Get(0), c.Args().Get(1)
-	full, err := isobuilder.Open(fullPath)
+	full, err := isobuilder.OpenForEdit(c.Context, fullPath, inPlaceLockWait)
 	if err != nil {
 		return err
 	}

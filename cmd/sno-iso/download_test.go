@@ -281,8 +281,9 @@ func TestBuildPXEBuildAndServeFromStream(t *testing.T) {
 	}
 	// serve as well.
 	served := startServe(t, "--stream", streamFile, "--arch", "x86_64", "--cache-dir", cache, "--nodes", nodes)
-	if got, want := served.sha(t, "/sno.iso"), fileSHA(t, fromISO); got != want {
-		t.Errorf("serve --stream: /sno.iso has sha256 %s, build --iso wrote %s", got, want)
+	isoURL := served.urls(t, nodes, "sno")["iso"]
+	if got, want := served.sha(t, strings.TrimPrefix(isoURL, served.url)), fileSHA(t, fromISO); got != want {
+		t.Errorf("serve --stream: %s has sha256 %s, build --iso wrote %s", isoURL, got, want)
 	}
 	served.stop(t)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/kubevol"
 	"github.com/sno-iso/sno-iso/internal/nginx"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/serve"
 )
 
 // startNginx runs nginx with the http block's contents that config returns for its port,
@@ -123,9 +124,10 @@ type observation struct {
 }
 
 // TestFleetBehindNginx is the fleet of issue #17 on 127.0.0.1: nginx as the object store,
-// three serve replicas reading the ISO by URL with nodes laid out as Kubernetes Secret
-// volumes, nginx in front as the balancer, 64 clients. One replica is killed and a node's
-// Secret swapped while they run.
+// three serve replicas reading the ISO by URL with nodes and the secret of the capability
+// URLs laid out as Kubernetes Secret volumes, nginx in front as the balancer, 64 clients.
+// One replica is killed and a node's Secret swapped while they run; then the URL secret is
+// rotated under the replicas.
 func TestFleetBehindNginx(t *testing.T) {
 	if nginx.Binary() == "" {
 		t.Skip(nginx.ErrNotInstalled)
@@ -150,11 +152,22 @@ func TestFleetBehindNginx(t *testing.T) {
 	if _, err := kubevol.New(filepath.Join(nodes, "b"), b.files); err != nil {
 		t.Fatal(err)
 	}
+	// The replicas share the secret of the capability URLs through a mounted Secret.
+	secret, err := serve.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretVol, err := kubevol.New(filepath.Join(t.TempDir(), "url-secret"), map[string]string{"secret": secretText(t, secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretFile := filepath.Join(secretVol.Dir, "secret")
+	aISO, bISO := "/"+serve.Token(secret.Key, "a")+"/a.iso", "/"+serve.Token(secret.Key, "b")+"/b.iso"
 	isoURL := fmt.Sprintf("http://127.0.0.1:%d/rhcos-live.iso?X-Amz-Signature=NOTFORLOGS", originPort)
 	var replicas []*servedNode
 	var upstreams strings.Builder
 	for range 3 {
-		r := startServe(t, "--iso", isoURL, "--nodes", nodes)
+		r := startServe(t, "--iso", isoURL, "--nodes", nodes, "--secret-file", secretFile, "--log-format", "json")
 		replicas = append(replicas, r)
 		fmt.Fprintf(&upstreams, "server %s max_fails=1 fail_timeout=10s; ", strings.TrimPrefix(r.url, "http://"))
 	}
@@ -177,9 +190,12 @@ func TestFleetBehindNginx(t *testing.T) {
 
 	// Every replica names each node's media alike, and a download started on one resumes
 	// on another.
-	etagA1 := sameValidators(t, replicas, "/a.iso")
-	etagB := sameValidators(t, replicas, "/b.iso")
-	resumed, tail := rawGet(t, replicas[2].url+"/a.iso", "Range: bytes=500000-", "If-Range: "+etagA1)
+	etagA1 := sameValidators(t, replicas, aISO)
+	etagB := sameValidators(t, replicas, bISO)
+	if _, err := os.Stat(filepath.Join(nodes, serve.SecretFileName)); err == nil {
+		t.Errorf("a replica given --secret-file made a secret of its own in the nodes directory")
+	}
+	resumed, tail := rawGet(t, replicas[2].url+aISO, "Range: bytes=500000-", "If-Range: "+etagA1)
 	if resumed.StatusCode != 206 || !bytes.Equal(tail, a1.iso[500000:]) {
 		t.Errorf("resuming on another replica: %d with %d bytes", resumed.StatusCode, len(tail))
 	}
@@ -218,21 +234,21 @@ func TestFleetBehindNginx(t *testing.T) {
 			for op := range opsPerClient {
 				switch (i + op) % 5 {
 				case 0: // a whole ISO of the node being swapped
-					resp, body, err := c.get("/a.iso")
+					resp, body, err := c.get(aISO)
 					if err != nil || resp.StatusCode != 200 {
 						fail("GET /a.iso: %v %v", err, status(resp))
 						break
 					}
 					record(observation{"GET /a.iso", resp.Header.Get("ETag"), 0, body})
 				case 1: // a whole ISO of a node left alone
-					resp, body, err := c.get("/b.iso")
+					resp, body, err := c.get(bISO)
 					if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, b.iso) || resp.Header.Get("ETag") != etagB {
 						fail("GET /b.iso: %v %v, ETag %s, the built bytes: %v", err, status(resp), header(resp, "ETag"), bytes.Equal(body, b.iso))
 					}
 				case 2: // one range
 					off := rng.Int64N(size - 1)
 					n := 1 + rng.Int64N(min(size-off, 300000))
-					resp, body, err := c.get("/a.iso", fmt.Sprintf("Range: bytes=%d-%d", off, off+n-1))
+					resp, body, err := c.get(aISO, fmt.Sprintf("Range: bytes=%d-%d", off, off+n-1))
 					if err != nil || resp.StatusCode != 206 || int64(len(body)) != n {
 						fail("range %d+%d of /a.iso: %v %v, %d bytes", off, n, err, status(resp), len(body))
 						break
@@ -240,7 +256,7 @@ func TestFleetBehindNginx(t *testing.T) {
 					record(observation{"range", resp.Header.Get("ETag"), off, body})
 				case 3: // several ranges, across the Ignition area
 					spec := "bytes=0-2047,139000-200000,-4096"
-					resp, body, err := c.get("/a.iso", "Range: "+spec)
+					resp, body, err := c.get(aISO, "Range: "+spec)
 					if err != nil || resp.StatusCode != 206 {
 						fail("ranges of /a.iso: %v %v", err, status(resp))
 						break
@@ -253,7 +269,7 @@ func TestFleetBehindNginx(t *testing.T) {
 						record(observation{"multipart " + spec, resp.Header.Get("ETag"), p.off, p.data})
 					}
 				case 4: // conditional: revalidate and resume with the first version's ETag
-					resp, body, err := c.get("/a.iso", "If-None-Match: "+etagA1)
+					resp, body, err := c.get(aISO, "If-None-Match: "+etagA1)
 					switch {
 					case err != nil:
 						fail("If-None-Match: %v", err)
@@ -267,7 +283,7 @@ func TestFleetBehindNginx(t *testing.T) {
 						fail("If-None-Match %s: %v with ETag %s", etagA1, status(resp), header(resp, "ETag"))
 					}
 					off := rng.Int64N(size)
-					resp, body, err = c.get("/a.iso", fmt.Sprintf("Range: bytes=%d-", off), "If-Range: "+etagA1)
+					resp, body, err = c.get(aISO, fmt.Sprintf("Range: bytes=%d-", off), "If-Range: "+etagA1)
 					switch {
 					case err != nil:
 						fail("If-Range: %v", err)
@@ -308,12 +324,12 @@ func TestFleetBehindNginx(t *testing.T) {
 
 	// After the swap every live replica serves the new version, and agrees on it.
 	live := []*servedNode{replicas[0], replicas[2]}
-	etagA2 := sameValidators(t, live, "/a.iso")
+	etagA2 := sameValidators(t, live, aISO)
 	if etagA2 == etagA1 {
 		t.Fatalf("the ETag of /a.iso did not change with its Secret")
 	}
 	for range 6 {
-		resp, body, err := c.get("/a.iso")
+		resp, body, err := c.get(aISO)
 		if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, a2.iso) || resp.Header.Get("ETag") != etagA2 {
 			t.Errorf("after the swap through the balancer: %v %v, ETag %s, the new bytes: %v", err, status(resp), header(resp, "ETag"), bytes.Equal(body, a2.iso))
 		}
@@ -339,12 +355,69 @@ func TestFleetBehindNginx(t *testing.T) {
 	if counts[etagA1] == 0 || counts[etagA2] == 0 {
 		t.Errorf("responses by version %v: the run did not see both versions", counts)
 	}
-	for _, r := range live {
-		if strings.Contains(r.output(), "NOTFORLOGS") {
-			t.Errorf("a replica logged the URL's credentials:\n%s", r.output())
+
+	// A rotation reaches every replica through the mounted Secret: the new URLs work at
+	// once and the old ones for the grace period the file names; a second rotation without
+	// grace ends the first key's URLs everywhere. Nothing waits: each replica reads the
+	// file again when it changes.
+	rotated, err := secret.Rotated(time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := secretVol.Update(map[string]string{"secret": secretText(t, rotated)}); err != nil {
+		t.Fatal(err)
+	}
+	newISO := "/" + serve.Token(rotated.Key, "a") + "/a.iso"
+	checkPaths(t, live, map[string]int{newISO: 200, aISO: 200})
+	final, err := rotated.Rotated(time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := secretVol.Update(map[string]string{"secret": secretText(t, final)}); err != nil {
+		t.Fatal(err)
+	}
+	finalISO := "/" + serve.Token(final.Key, "a") + "/a.iso"
+	checkPaths(t, live, map[string]int{finalISO: 200, newISO: 404, aISO: 404})
+	if resp, body, err := c.get(finalISO); err != nil || resp.StatusCode != 200 || !bytes.Equal(body, a2.iso) {
+		t.Errorf("the rotated URL through the balancer: %v %v", err, status(resp))
+	}
+
+	// The logs (JSON lines) hold neither the origin's credentials nor a token.
+	for i, r := range replicas {
+		out := r.output()
+		hidden := []string{"NOTFORLOGS", serve.Token(secret.Key, "a"), serve.Token(secret.Key, "b"), serve.Token(rotated.Key, "a"), serve.Token(final.Key, "a")}
+		for _, h := range hidden {
+			if strings.Contains(out, h) {
+				t.Errorf("replica %d logged %s:\n%s", i, h, out)
+			}
+		}
+		if !strings.Contains(out, "/{token}/a.iso") {
+			t.Errorf("replica %d did not log its requests as /{token}/a.iso:\n%s", i, out)
 		}
 	}
 	t.Logf("%d responses checked (%v by ETag), %d retries after the kill", len(seen), counts, c.retries.Load())
+}
+
+// secretText is s in the file format of --secret-file.
+func secretText(t *testing.T, s *serve.Secret) string {
+	t.Helper()
+	text, err := s.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+// checkPaths checks the status every replica answers each path with.
+func checkPaths(t *testing.T, replicas []*servedNode, want map[string]int) {
+	t.Helper()
+	for i, r := range replicas {
+		for path, code := range want {
+			if resp, _ := rawGet(t, r.url+path, "Range: bytes=0-0"); resp.StatusCode != code && !(code == 200 && resp.StatusCode == 206) {
+				t.Errorf("replica %d: %s answers %d, want %d", i, path, resp.StatusCode, code)
+			}
+		}
+	}
 }
 
 // sameValidators returns the ETag of path after checking that every replica answers it

@@ -146,3 +146,18 @@ func openLiveISO(t testing.TB, path string) *isobuilder.LiveISO {
 	t.Cleanup(func() { l.Close() })
 	return l
 }
+
+// isoFile returns the contents of the file at an uppercase primary path of the ISO at iso.
+func isoFile(t testing.TB, iso, path string) []byte {
+	t.Helper()
+	l := openLiveISO(t, iso)
+	off, length, err := l.Locate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, length)
+	if _, err := l.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -65,8 +65,11 @@ func TestListenURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := listenURL(tcp); got != want {
+		if got := listenURL(tcp, false); got != want {
 			t.Errorf("listenURL(%s) = %q, want %q", addr, got, want)
+		}
+		if got, want := listenURL(tcp, true), strings.Replace(want, "http:", "https:", 1); got != want {
+			t.Errorf("listenURL(%s) with TLS = %q, want %q", addr, got, want)
 		}
 	}
 }

@@ -128,7 +128,7 @@ func ignitionShow(c *cli.Context) error {
 // editPayload reads the ISO's embedded payload, lets edit change it, and writes the result
 // as the command line asks. Nothing is written when edit or packing fails.
 func editPayload(c *cli.Context, isoPath string, edit func(initrd.Files) error) error {
-	iso, err := isobuilder.Open(isoPath)
+	iso, err := openISO(c, isoPath)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ func inspect(c *cli.Context) error {
 	if r.MinimalISO.Customized {
 		r.MinimalISO.Reason += " (`sno-iso reset` undoes the customizations)"
 	}
+	if r.MinimalISO.Damaged {
+		r.MinimalISO.Reason += " (`sno-iso reset` repairs it)"
+	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
@@ -54,7 +57,9 @@ func printInspection(w io.Writer, r *node.Report) {
 	if a.LegacyHeader != "" {
 		fmt.Fprintf(w, "               legacy coreiso+ header %s\n", a.LegacyHeader)
 	}
-	if len(a.Members) == 0 {
+	if a.Problem != "" {
+		fmt.Fprintf(w, "               DAMAGED: %s; `sno-iso reset` empties it\n", a.Problem)
+	} else if len(a.Members) == 0 {
 		fmt.Fprintf(w, "               empty (pristine)\n")
 	} else {
 		fmt.Fprintf(w, "               %d of %d bytes used (%.1f%%)\n", a.BytesUsed, a.Length, 100*float64(a.BytesUsed)/float64(a.Length))
@@ -78,7 +83,12 @@ func printInspection(w io.Writer, r *node.Report) {
 		}
 		fmt.Fprintf(w, "Kernel args:   %d area(s) of %d bytes (%s): %s\n", len(k.Areas), k.Size, k.Source, strings.Join(offs, ", "))
 		fmt.Fprintf(w, "  default:     %s\n", k.Default)
-		if k.Current == k.Default {
+		if k.Problem != "" {
+			fmt.Fprintf(w, "  current:     DAMAGED, the areas disagree (`sno-iso kargs reset` repairs them):\n")
+			for _, ar := range k.Areas {
+				fmt.Fprintf(w, "    %s@%d: %q\n", ar.File, ar.Offset, ar.Kargs)
+			}
+		} else if k.Current == k.Default {
 			fmt.Fprintf(w, "  current:     (default)\n")
 		} else {
 			fmt.Fprintf(w, "  current:     %s\n", k.Current)

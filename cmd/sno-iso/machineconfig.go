@@ -80,7 +80,7 @@ func machineconfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: 0o600}); err != nil {
+	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}); err != nil {
 		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",

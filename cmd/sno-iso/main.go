@@ -68,21 +68,22 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 
 // setUsageErrorHandler makes every command report a bad command line as a usage error (exit
 // 2): urfave/cli passes neither the app's handler down to subcommands nor missing required
-// flags through a handler, so required flags are checked here instead.
+// flags through a handler, so required flags, and empty outputs, are checked here instead.
 func setUsageErrorHandler(commands []*cli.Command) {
 	for _, c := range commands {
 		c.OnUsageError = onUsageError
-		if len(c.Subcommands) > 0 {
+		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = unknownCommand
 		}
-		if required := takeRequiredFlags(c.Flags); len(required) > 0 {
+		required, outputs := takeRequiredFlags(c.Flags), outputFlagNames(c.Flags)
+		if len(required)+len(outputs) > 0 {
 			c.Before = func(ctx *cli.Context) error {
 				for _, name := range required {
 					if !ctx.IsSet(name) {
 						return usagef("%s needs --%s (see --help)", ctx.Command.HelpName, name)
 					}
 				}
-				return nil
+				return refuseEmptyOutputs(ctx, outputs)
 			}
 		}
 		setUsageErrorHandler(c.Subcommands)

@@ -33,6 +33,9 @@ func minimal(c *cli.Context) error {
 		return usagef("minimal takes an ISO and an output (- for standard output), got %d arguments", c.NArg())
 	}
 	isoPath, out := c.Args().Get(0), c.Args().Get(1)
+	if out == "" {
+		return usagef("minimal: the output argument is empty; name a file (- for standard output)")
+	}
 	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
 	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
 	if opts.RootfsURL != "" {

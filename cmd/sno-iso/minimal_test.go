@@ -65,15 +65,7 @@ func TestMinimalExtract(t *testing.T) {
 			if fileSHA(t, withRootfs) != golden[0] {
 				t.Error("--output-rootfs changed the minimal ISO")
 			}
-			l := openLiveISO(t, iso)
-			off, n, err := l.Locate("IMAGES/PXEBOOT/ROOTFS.IMG")
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := make([]byte, n)
-			if _, err := l.ReadAt(want, off); err != nil {
-				t.Fatal(err)
-			}
+			want := isoFile(t, iso, "IMAGES/PXEBOOT/ROOTFS.IMG")
 			if got, err := os.ReadFile(rootfs); err != nil || !bytes.Equal(got, want) {
 				t.Errorf("rootfs %q, want the ISO's %q (%v)", got, want, err)
 			}

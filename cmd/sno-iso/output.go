@@ -30,13 +30,14 @@ func isoArg(c *cli.Context) (string, error) {
 	return c.Args().First(), nil
 }
 
-// openISOArg opens the single ISO argument of a command; the caller closes it.
+// openISOArg opens the single ISO argument of a command (locked when it edits it in place);
+// the caller closes it.
 func openISOArg(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 	path, err := isoArg(c)
 	if err != nil {
 		return nil, "", err
 	}
-	iso, err := isobuilder.Open(path)
+	iso, err := openISO(c, path)
 	return iso, path, err
 }
 
@@ -59,7 +60,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		opts, done := progress(c, img.Size())
 		defer done()
 		// An ISO output may carry an embedded config, which holds the cluster's keys.
-		opts.Force, opts.Perm = c.Bool("force"), 0o600
+		opts.Force, opts.Perm = c.Bool("force"), isobuilder.SecretPerm
 		return forceAdvice(isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }

@@ -128,7 +128,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: 0o600}))
+	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -190,11 +190,7 @@ func pxeBuild(c *cli.Context) error {
 		if err := stage.MkdirAll(filepath.Dir(dest)); err != nil {
 			return err
 		}
-		perm := fs.FileMode(0o644)
-		if name == isobuilder.PXEInitramfs {
-			perm = 0o600 // it carries the node's config
-		}
-		f, err := stage.Create(dest, perm)
+		f, err := stage.Create(dest, pxeFilePerm(name))
 		if err != nil {
 			return forceAdvice(err)
 		}
@@ -248,6 +244,16 @@ func parseBaseURL(s string) (string, error) {
 		return "", usagef("--base-url %q must be a plain directory URL, without user, query or fragment: file names are appended to it", s)
 	}
 	return strings.TrimRight(s, "/"), nil
+}
+
+// pxeFilePerm is the mode of a file of a node's PXE directory: the initramfs carries the
+// node's config, and the boot configurations name --base-url, which may be a capability URL
+// of sno-iso serve; only the kernel and rootfs, copied from the ISO, are no secret.
+func pxeFilePerm(name string) fs.FileMode {
+	if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
+		return isobuilder.PublicPerm
+	}
+	return isobuilder.SecretPerm
 }
 
 // writePXEFile writes the file called name of the node's PXE directory to w, with a progress

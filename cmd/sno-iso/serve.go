@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
@@ -14,34 +15,50 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "serve each node's customized ISO, minimal ISO and PXE files over HTTP, composed from the pristine ISO without copying it",
 		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and, optionally,\n" +
-			"DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The URLs, short and without query strings for BMCs:\n" +
-			"  /NODE.iso            what `sno-iso build` writes for the node\n" +
-			"  /NODE-minimal.iso    what `sno-iso build --minimal` writes, fetching /rootfs.img\n" +
-			"  /NODE/boot.ipxe      with /NODE/vmlinuz, /NODE/initrd.img, /NODE/rootfs.img: what `pxe build --base-url URL/NODE` writes\n" +
-			"  /rootfs.img          the ISO's root file system\n" +
-			"  /                    the list of nodes and their URLs\n" +
-			"  /healthz, /readyz, /metrics   liveness, readiness and Prometheus metrics (on --admin-listen when given)\n" +
+			"DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The media carry the cluster's private\n" +
+			"keys, so each node's are published under an unguessable TOKEN derived from a secret (--secret-file,\n" +
+			"or DIR/" + serve.SecretFileName + ", created 0600 on first start); `sno-iso serve urls` prints them:\n" +
+			"  /TOKEN/NODE.iso          what `sno-iso build` writes for the node\n" +
+			"  /TOKEN/NODE-minimal.iso  what `sno-iso build --minimal` writes, fetching /rootfs.img\n" +
+			"  /TOKEN/NODE/boot.ipxe    with vmlinuz, initrd.img, rootfs.img beside it: what `pxe build --base-url` writes\n" +
+			"  /rootfs.img              the ISO's root file system (no secrets: open to all)\n" +
+			"  /                        the nodes and their state (their URLs only for clients on this machine)\n" +
+			"  /healthz, /readyz, /metrics  liveness, readiness and Prometheus metrics (on --admin-listen when given)\n" +
+			"Any other path, a wrong token included, gets 404. --open publishes /NODE.iso etc. instead.\n" +
 			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
 			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
 			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
 			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
-			"ranges, never downloaded whole. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
-			"progress finish for up to 30 seconds.",
+			"ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
+			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
+			"for up to 30 seconds.",
 		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
-			&cli.StringFlag{Name: "listen", Value: ":8080", Usage: "listen on `ADDRESS` (host:port; port 0 picks one)"},
-			&cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node", Required: true},
-			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http://ADDRESS when --listen names one)"},
+			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means all interfaces, with a warning)"},
+			nodesFlag(),
+			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
-			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` only, not with the nodes"},
+			secretFileFlag(),
+			&cli.DurationFlag{Name: "rotation-grace", Value: time.Hour, Usage: "keep the URLs of a secret replaced by hand working for `DURATION` (rotate-secret names its own grace period in the file)"},
+			&cli.BoolFlag{Name: "open", Usage: "publish plain URLs (/NODE.iso) that anyone who can reach the server can guess, instead of capability URLs"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with the PEM certificate `FILE` (self-signed is fine for BMCs); needs --tls-key"},
+			&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
+			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` (host:port) only, not with the nodes, over plain HTTP"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through log/slog)"},
 		),
-		Action: withLiveISO(serveNodes),
+		Action:      withLiveISO(serveNodes),
+		Subcommands: []*cli.Command{serveURLsCommand(), rotateSecretCommand()},
 	}
 }
 
+// defaultListen is all interfaces, as BMCs and nodes must reach the server; serve warns.
+const defaultListen = ":8080"
+
 func serveNodes(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return usagef("serve takes no arguments, got %q; the ISO goes in --iso and the nodes directory in --nodes", c.Args().Slice())
+		return usagef("unknown command %q; serve takes no arguments: the ISO goes in --iso and the nodes directory in --nodes (see --help)", c.Args().First())
+	}
+	if !c.IsSet("nodes") {
+		return usagef("%s needs --nodes (see --help)", c.Command.HelpName)
 	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
@@ -54,13 +71,20 @@ func serveNodes(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", c.String("listen"))
+	tlsConfig, err := serveTLS(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("open") && c.IsSet("secret-file") {
+		return usagef("--open publishes plain URLs: it takes no --secret-file")
+	}
+	ln, err := listen(c, c.String("listen"), tlsConfig)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
 	if baseURL == "" {
-		baseURL = listenURL(ln.Addr())
+		baseURL = listenURL(ln.Addr(), tlsConfig != nil)
 	}
 	srv, err := serve.New(serve.Config{
 		ISO:           c.String("iso"),
@@ -70,9 +94,12 @@ func serveNodes(c *cli.Context) error {
 		Log:           c.App.ErrWriter,
 		Logger:        logger,
 		SeparateAdmin: c.String("admin-listen") != "",
+		Open:          c.Bool("open"),
+		SecretFile:    c.String("secret-file"),
+		RotationGrace: c.Duration("rotation-grace"),
 	})
 	if err != nil {
-		return err
+		return secretAdvice(err)
 	}
 	defer srv.Close()
 	if addr := c.String("admin-listen"); addr != "" {
@@ -80,11 +107,17 @@ func serveNodes(c *cli.Context) error {
 			return err
 		}
 	}
-	where := "http://" + ln.Addr().String()
+	where := schemeOf(tlsConfig != nil) + ln.Addr().String()
 	if baseURL != "" {
 		where = baseURL
 	}
+	if c.Bool("open") {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: --open: every node's media, with its cluster's private keys, go to anyone who can reach this server and guess /NODE.iso\n")
+	}
 	fmt.Fprintf(c.App.ErrWriter, "Serving the nodes of %s at %s/ (Ctrl-C to stop)\n", c.String("nodes"), where)
+	if !c.Bool("open") {
+		fmt.Fprintf(c.App.ErrWriter, "Each node's URLs: sno-iso serve urls --nodes %s --base-url %s\n", c.String("nodes"), where)
+	}
 	if baseURL == "" {
 		fmt.Fprintf(c.App.ErrWriter, "Note: without --base-url, boot.ipxe names the address each request was sent to, and minimal ISOs need output.rootfsURL in their sno.yaml\n")
 	}
@@ -93,10 +126,10 @@ func serveNodes(c *cli.Context) error {
 
 // listenURL is the server's URL when it listens on one address; "" when it listens on all,
 // as then no single address is known to reach it.
-func listenURL(addr net.Addr) string {
+func listenURL(addr net.Addr, tls bool) string {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || tcp.IP == nil || tcp.IP.IsUnspecified() {
 		return ""
 	}
-	return "http://" + tcp.String()
+	return schemeOf(tls) + tcp.String()
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/serve"
 )
 
 // servedNode is a running `sno-iso serve` and what it printed.
@@ -51,7 +54,7 @@ func startServe(t *testing.T, args ...string) *servedNode {
 			s.mu.Lock()
 			s.log.WriteString(sc.Text() + "\n")
 			s.mu.Unlock()
-			if m := regexp.MustCompile(`at (http://\S+)/ `).FindStringSubmatch(sc.Text()); m != nil {
+			if m := regexp.MustCompile(`at (https?://\S+)/ `).FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
 			}
 		}
@@ -73,6 +76,37 @@ func (s *servedNode) output() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log.String()
+}
+
+// urls runs `serve urls` for node of the nodes directory and returns its URLs by kind.
+func (s *servedNode) urls(t *testing.T, nodes, node string, extra ...string) map[string]string {
+	t.Helper()
+	out := mustSno(t, nil, append([]string{"serve", "urls", "--nodes", nodes, "--base-url", s.url, "--node", node}, extra...)...)
+	urls := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != node {
+			t.Fatalf("serve urls printed %q", line)
+		}
+		urls[f[1]] = f[2]
+	}
+	return urls
+}
+
+// get fetches url with the client a BMC is: no certificate verification.
+func (s *servedNode) get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }
 
 // sha fetches path and returns the SHA-256 of the body, failing unless the answer is 200.
@@ -135,20 +169,29 @@ func TestServeMatchesBuild(t *testing.T) {
 	nodes := t.TempDir()
 	ign, cfg := serveNodeDir(t, nodes, "sno", serveSnoYAML)
 	s := startServe(t, "--iso", iso, "--nodes", nodes)
+	urls := s.urls(t, nodes, "sno")
 	out := t.TempDir()
 
 	full := filepath.Join(out, "full.iso")
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", full)
-	if got, want := s.sha(t, "/sno.iso"), fileSHA(t, full); got != want {
-		t.Errorf("/sno.iso has SHA-256 %s, build wrote %s", got, want)
+	if got, want := s.sha(t, strings.TrimPrefix(urls["iso"], s.url)), fileSHA(t, full); got != want {
+		t.Errorf("%s has SHA-256 %s, build wrote %s", urls["iso"], got, want)
 	}
 	minimal := filepath.Join(out, "minimal.iso")
 	mustSno(t, nil, "build", "--minimal", "--rootfs-url", s.url+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", minimal)
-	if got, want := s.sha(t, "/sno-minimal.iso"), fileSHA(t, minimal); got != want {
-		t.Errorf("/sno-minimal.iso has SHA-256 %s, build --minimal wrote %s", got, want)
+	if got, want := s.sha(t, strings.TrimPrefix(urls["minimal-iso"], s.url)), fileSHA(t, minimal); got != want {
+		t.Errorf("%s has SHA-256 %s, build --minimal wrote %s", urls["minimal-iso"], got, want)
 	}
-	if !strings.Contains(s.output(), `"GET /sno.iso HTTP/1.1" 200`) {
-		t.Errorf("no access log line for /sno.iso:\n%s", s.output())
+	if resp, _ := s.get(t, s.url+"/sno.iso"); resp.StatusCode != 404 {
+		t.Errorf("GET /sno.iso without the token: %d, want 404", resp.StatusCode)
+	}
+	token := strings.Split(strings.TrimPrefix(urls["iso"], s.url+"/"), "/")[0]
+	if !strings.Contains(s.output(), `"GET /{token}/sno.iso HTTP/1.1" 200`) || strings.Contains(s.output(), token) {
+		t.Errorf("the access log has no line for sno.iso, or holds its token %s:\n%s", token, s.output())
+	}
+	info, err := os.Stat(filepath.Join(nodes, serve.SecretFileName))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the secret file: %v, %v; want mode 0600", info, err)
 	}
 	s.stop(t)
 }
@@ -161,23 +204,19 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	os.Mkdir(filepath.Join(nodes, "broken"), 0o755)
 	writeFile(t, filepath.Join(nodes, "broken", node.DirIgnition), `{"ignition":{"version":"3.2.0"`)
 	s := startServe(t, "--iso", iso, "--nodes", nodes)
+	pxeDir := s.urls(t, nodes, "sno")["pxe-dir"]
 
 	dir := filepath.Join(t.TempDir(), "pxe")
-	mustSno(t, nil, "pxe", "build", "--iso", iso, "--ignition", ign, "--config", cfg, "--base-url", s.url+"/sno", "-o", dir)
+	mustSno(t, nil, "pxe", "build", "--iso", iso, "--ignition", ign, "--config", cfg, "--base-url", pxeDir, "-o", dir)
 	for _, name := range []string{"vmlinuz", "initrd.img", "rootfs.img", "boot.ipxe"} {
-		if got, want := s.sha(t, "/sno/"+name), fileSHA(t, filepath.Join(dir, name)); got != want {
-			t.Errorf("/sno/%s has SHA-256 %s, pxe build wrote %s", name, got, want)
+		if got, want := s.sha(t, strings.TrimPrefix(pxeDir, s.url)+"/"+name), fileSHA(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s/%s has SHA-256 %s, pxe build wrote %s", pxeDir, name, got, want)
 		}
 	}
 	if got, want := s.sha(t, "/rootfs.img"), fileSHA(t, filepath.Join(dir, "rootfs.img")); got != want {
 		t.Errorf("/rootfs.img has SHA-256 %s, pxe build wrote %s", got, want)
 	}
-	resp, err := http.Get(s.url + "/broken.iso")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := s.get(t, s.urls(t, nodes, "broken")["iso"])
 	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", node.DirIgnition)) {
 		t.Errorf("GET /broken.iso: %d %q, want 500 naming the file", resp.StatusCode, body)
 	}
@@ -194,6 +233,11 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--iso", iso}, 2, []string{"needs --nodes"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--max-concurrent", "0"}, 2, []string{"--max-concurrent"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--base-url", "ftp://x"}, 2, []string{"http://"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "8080"}, 2, []string{"HOST:PORT"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", iso}, 2, []string{"--tls-key"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--secret-file", filepath.Join(t.TempDir(), "none")}, 1, []string{"none", "rotate-secret --secret-file"}},
+		{[]string{"serve", "urls", "--nodes", t.TempDir()}, 1, []string{serve.SecretFileName, "start sno-iso serve"}},
+		{[]string{"serve", "rotate-secret"}, 2, []string{"--nodes or --secret-file"}},
 		{[]string{"serve", "--iso", iso, "--nodes", filepath.Join(t.TempDir(), "none"), "--listen", "127.0.0.1:0"}, 1, []string{"none"}},
 		{[]string{"serve", "--iso", iso, "--nodes", iso, "--listen", "127.0.0.1:0"}, 1, []string{"not a directory"}},
 		{[]string{"serve", "--iso", fixtures.File(t, "synthetic.iso"), "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1, []string{"synthetic.iso"}},
@@ -204,4 +248,64 @@ func TestServeUsage(t *testing.T) {
 		}
 		wantFailure(t, r, tt.wants...)
 	}
+}
+
+// Over HTTPS with a self-signed certificate, a client that does not verify it (as a BMC)
+// gets the node's ISO; the minimal ISO fetches its rootfs over https too. A rotated secret
+// takes effect without a restart, and the old URLs end with the grace period.
+func TestServeTLSAndRotation(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	nodes := t.TempDir()
+	ign, cfg := serveNodeDir(t, nodes, "sno", serveSnoYAML)
+	cert, key := fixtures.SelfSignedCert(t, t.TempDir())
+	s := startServe(t, "--iso", iso, "--nodes", nodes, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(s.url, "https://127.0.0.1:") {
+		t.Fatalf("serve with --tls-cert serves at %s", s.url)
+	}
+	old := s.urls(t, nodes, "sno")
+	full := filepath.Join(t.TempDir(), "full.iso")
+	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", full)
+	resp, body := s.get(t, old["iso"])
+	if sum := sha256.Sum256(body); resp.StatusCode != 200 || hex.EncodeToString(sum[:]) != fileSHA(t, full) {
+		t.Errorf("GET %s over TLS: %d, not what build wrote", old["iso"], resp.StatusCode)
+	}
+	if resp, body := s.get(t, old["minimal-iso"]); resp.StatusCode != 200 || !bytes.Contains(body, []byte("coreos.live.rootfs_url="+s.url+"/rootfs.img")) {
+		t.Errorf("GET %s: %d, its rootfs URL is not %s/rootfs.img", old["minimal-iso"], resp.StatusCode, s.url)
+	}
+
+	if r := sno(t, nil, "serve", "rotate-secret", "--nodes", nodes, "--grace", "0s"); r.code != 0 || !strings.Contains(string(r.stderr), "the old URLs work until") {
+		t.Errorf("rotate-secret said %q", r.stderr)
+	}
+	fresh := s.urls(t, nodes, "sno")
+	if fresh["iso"] == old["iso"] {
+		t.Fatal("rotate-secret kept the URLs")
+	}
+	if resp, _ := s.get(t, old["iso"]); resp.StatusCode != 404 {
+		t.Errorf("the URL of the rotated secret: %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := s.get(t, fresh["iso"]); resp.StatusCode != 200 {
+		t.Errorf("the URL of the new secret: %d", resp.StatusCode)
+	}
+	s.stop(t)
+}
+
+// --open serves the plain URLs with a warning; the capability URLs are not served.
+func TestServeOpen(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	nodes := t.TempDir()
+	serveNodeDir(t, nodes, "sno", serveSnoYAML)
+	s := startServe(t, "--iso", iso, "--nodes", nodes, "--open")
+	if !strings.Contains(s.output(), "Warning: --open") {
+		t.Errorf("no warning about --open:\n%s", s.output())
+	}
+	if resp, _ := s.get(t, s.url+"/sno.iso"); resp.StatusCode != 200 {
+		t.Errorf("GET /sno.iso with --open: %d", resp.StatusCode)
+	}
+	if urls := s.urls(t, nodes, "sno", "--open"); urls["iso"] != s.url+"/sno.iso" {
+		t.Errorf("serve urls --open: %v", urls)
+	}
+	if _, err := os.Stat(filepath.Join(nodes, serve.SecretFileName)); err == nil {
+		t.Error("serve --open wrote a secret")
+	}
+	s.stop(t)
 }

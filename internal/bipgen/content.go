@@ -142,6 +142,40 @@ WantedBy=sockets.target
 	}
 }
 
+// serviceRecordScript stands in for the installer's bootstrap-service-record.sh, which the
+// bootstrap scripts source: the same stage functions, each appending one JSON line per
+// event to the calling service's record.
+const serviceRecordScript = `#!/usr/bin/env bash
+SERVICE_RECORD="/var/log/openshift/$(basename "$0" .sh).json"
+STAGE_NAME=""
+mkdir --parents "$(dirname "$SERVICE_RECORD")"
+
+add_service_record() {
+  printf '{"phase":"%s","stage":"%s","result":"%s"}\n' "$1" "$STAGE_NAME" "${2:-}" >>"$SERVICE_RECORD"
+}
+
+record_service_stage_start() {
+  if [ -n "$STAGE_NAME" ]; then
+    echo "stage $1 started before stage $STAGE_NAME ended"
+    exit 1
+  fi
+  STAGE_NAME=${1:?a stage name}
+  add_service_record "stage start"
+}
+
+record_service_stage_success() {
+  add_service_record "stage end" success
+  STAGE_NAME=""
+}
+
+record_service_stage_failure() {
+  add_service_record "stage end" failure
+  STAGE_NAME=""
+}
+
+trap 'record_service_stage_failure' ERR
+`
+
 // installerInstallToDiskScript is install-to-disk.sh as the installer renders it.
 func installerInstallToDiskScript(disk string) string {
 	return `#!/usr/bin/env bash

@@ -189,6 +189,7 @@ func (g *generator) base(opts Options) error {
 	}
 
 	g.addFile("/usr/local/bin/bootkube.sh", modeScript, []byte(bootkubeScript()), true)
+	g.addFile("/usr/local/bin/bootstrap-service-record.sh", modeScript, []byte(serviceRecordScript), false)
 	g.addFile("/usr/local/bin/bootstrap-in-place.sh", modeScript, []byte(bootstrapInPlaceScript), false)
 	g.addFile("/usr/local/bin/install-to-disk.sh", modeScript, []byte(installerInstallToDiskScript(opts.Disk)), false)
 	g.addFile("/opt/openshift/bootstrap-in-place/master-update.fcc", modeSecret, []byte(masterUpdateFCC), false)

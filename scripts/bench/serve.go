@@ -45,7 +45,7 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 		server.Process.Signal(syscall.SIGTERM)
 		server.Wait()
 	}()
-	url := base + "/sno.iso"
+	url := servedISOURL(sno, nodes, base)
 	size := download(url, io.Discard) // prepares the node and warms the page cache
 
 	out := filepath.Join(tmp, "served.iso")
@@ -76,6 +76,21 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 		gbps(n), cpuPerGiB.Round(time.Millisecond), n.wall.Round(time.Millisecond), ratio(n, c))
 	fmt.Printf("| `sno-iso serve`: 1 KiB range read, kept-alive connection (median of %d; p99 %v) | %v | | |\n",
 		len(latencies), latencies[len(latencies)*99/100].Round(time.Microsecond), latencies[len(latencies)/2].Round(time.Microsecond))
+}
+
+// servedISOURL asks `sno-iso serve urls` for the node's capability URL.
+func servedISOURL(sno, nodes, base string) string {
+	out, err := exec.Command(sno, "serve", "urls", "--nodes", nodes, "--base-url", base, "--node", "sno").Output()
+	if err != nil {
+		log.Fatalf("sno-iso serve urls: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[1] == "iso" {
+			return f[2]
+		}
+	}
+	log.Fatalf("sno-iso serve urls printed no ISO URL: %q", out)
+	return ""
 }
 
 // startServer runs sno-iso serve on a loopback port of its choosing and returns its URL.

@@ -1,0 +1,41 @@
+//go:build unix
+
+package isobuilder
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+)
+
+// TestOpenForEditLock: one editor at a time; a second one is refused once its wait is over
+// (here none), readers are not held up, and closing releases the lock.
+func TestOpenForEditLock(t *testing.T) {
+	path := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	ctx := context.Background()
+	first, err := OpenForEdit(ctx, path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenForEdit(ctx, path, 0); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second editor: got %v, want ErrLocked", err)
+	}
+	reader, err := Open(path)
+	if err != nil {
+		t.Fatalf("a reader was held up by the editor: %v", err)
+	}
+	reader.Close()
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := OpenForEdit(canceled, path, 1<<40); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled wait: got %v", err)
+	}
+	first.Close()
+	second, err := OpenForEdit(ctx, path, 0)
+	if err != nil {
+		t.Fatalf("after the first editor closed: %v", err)
+	}
+	second.Close()
+}

@@ -1,0 +1,47 @@
+package serve
+
+import (
+	"crypto/tls"
+	"fmt"
+	"sync"
+)
+
+// TLSConfig serves the certificate and key of the PEM files certFile and keyFile, read again
+// when either changes, so that a renewed certificate is used without a restart. BMCs accept
+// self-signed certificates: they do not verify the image server.
+func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
+	kp := &keyPair{certFile: certFile, keyFile: keyFile}
+	if _, err := kp.certificate(nil); err != nil {
+		return nil, err
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.certificate}, nil
+}
+
+// keyPair is a certificate and its key as last read from their files.
+type keyPair struct {
+	certFile, keyFile string
+
+	mu     sync.Mutex
+	stamps [2]fileStamp
+	cert   *tls.Certificate
+}
+
+// certificate returns the pair, read again if a file changed; a pair that became unusable
+// leaves the last good one in use.
+func (kp *keyPair) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	stamps := [2]fileStamp{stamp(kp.certFile), stamp(kp.keyFile)}
+	kp.mu.Lock()
+	defer kp.mu.Unlock()
+	if kp.cert != nil && stamps[0].same(kp.stamps[0]) && stamps[1].same(kp.stamps[1]) {
+		return kp.cert, nil
+	}
+	cert, err := tls.LoadX509KeyPair(kp.certFile, kp.keyFile)
+	if kp.cert != nil && err != nil {
+		return kp.cert, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate %s and key %s: %w", kp.certFile, kp.keyFile, err)
+	}
+	kp.cert, kp.stamps = &cert, stamps
+	return kp.cert, nil
+}

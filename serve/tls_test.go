@@ -1,0 +1,108 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+)
+
+// Over TLS with a self-signed certificate, a client that does not verify it (as a BMC does
+// not) gets the node's ISO at its capability URL, and boot.ipxe names https URLs.
+func TestTLSSelfSigned(t *testing.T) {
+	h := newHarness(t, "", map[string]string{"a": configA}, nil)
+	certFile, keyFile := fixtures.SelfSignedCert(t, t.TempDir())
+	cfg, err := TLSConfig(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.srv.Serve(ctx, tls.NewListener(ln, cfg)) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+	base := "https://" + ln.Addr().String()
+	bmc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	get := func(path string) (int, []byte) {
+		resp, err := bmc.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, body
+	}
+	if status, body := get(h.path("/a.iso")); status != 200 || !bytes.Equal(body, h.want(configA)) {
+		t.Errorf("GET a's ISO over TLS: %d, %d bytes", status, len(body))
+	}
+	if status, body := get(h.path("/a/boot.ipxe")); status != 200 || !strings.Contains(string(body), "kernel "+base+h.path("/a/vmlinuz")) {
+		t.Errorf("boot.ipxe over TLS: %d %q", status, body)
+	}
+	if status, _ := get("/a.iso"); status != 404 {
+		t.Errorf("GET /a.iso over TLS without the token: %d", status)
+	}
+	if _, err := http.Get(base + h.path("/a.iso")); err == nil {
+		t.Error("a client that verifies certificates accepted the self-signed one")
+	}
+}
+
+func TestTLSConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
+	if _, err := TLSConfig(keyFile, certFile); err == nil || !strings.Contains(err.Error(), keyFile) {
+		t.Errorf("swapped certificate and key: %v", err)
+	}
+	if _, err := TLSConfig(filepath.Join(dir, "none"), keyFile); err == nil {
+		t.Error("a missing certificate was accepted")
+	}
+}
+
+// A renewed certificate is served without a restart; a broken renewal leaves the last good
+// one in use.
+func TestTLSCertificateRenewed(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
+	cfg, err := TLSConfig(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := cfg.GetCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed := t.TempDir()
+	newCert, newKey := fixtures.SelfSignedCert(t, renewed)
+	for from, to := range map[string]string{newCert: certFile, newKey: keyFile} {
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := cfg.GetCertificate(nil)
+	if err != nil || bytes.Equal(second.Certificate[0], first.Certificate[0]) {
+		t.Fatalf("after renewal: the same certificate, or %v", err)
+	}
+	if err := os.WriteFile(keyFile, []byte("broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if third, err := cfg.GetCertificate(nil); err != nil || !bytes.Equal(third.Certificate[0], second.Certificate[0]) {
+		t.Errorf("after a broken renewal: %v, want the last good certificate", err)
+	}
+}
