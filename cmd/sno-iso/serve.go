@@ -71,6 +71,9 @@ func serveNodes(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAdminListen(c.String("admin-listen")); err != nil {
+		return err
+	}
 	tlsConfig, err := serveTLS(c)
 	if err != nil {
 		return err

@@ -21,6 +21,18 @@ func serveLogger(format string, w io.Writer) (*slog.Logger, error) {
 	return nil, usagef("--log-format must be text or json, got %q", format)
 }
 
+// checkAdminListen refuses an --admin-listen that is not host:port, as --listen does; ""
+// means no admin listener.
+func checkAdminListen(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usagef("--admin-listen %q is not HOST:PORT: write :9090 for all interfaces, or 127.0.0.1:9090 for this machine only", addr)
+	}
+	return nil
+}
+
 // serveAdmin answers /healthz, /readyz and /metrics on addr until the command ends.
 func serveAdmin(c *cli.Context, srv *serve.Server, addr string) error {
 	ln, err := net.Listen("tcp", addr)

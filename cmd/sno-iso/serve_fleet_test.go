@@ -77,6 +77,11 @@ func TestServeFleetUsage(t *testing.T) {
 		t.Errorf("--log-format xml: exit %d, want 2", r.code)
 	}
 	wantFailure(t, r, "--log-format must be text or json")
+	r = sno(t, nil, "serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--admin-listen", "9090")
+	if r.code != 2 {
+		t.Errorf("--admin-listen 9090: exit %d, want 2", r.code)
+	}
+	wantFailure(t, r, `--admin-listen "9090" is not HOST:PORT`)
 
 	// A web server that ignores Range: the advice says what --iso needs.
 	whole := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
