@@ -5,15 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/umask"
 )
 
 func TestExtract(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	umask.Permissive(t)
 	files, err := Read(bytes.NewReader(fixtures.Bytes(t, "initrd-compressed.img")), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

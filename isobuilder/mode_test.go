@@ -5,18 +5,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/umask"
 )
 
 // Under the most permissive umask, an image written as a secret is 0600, replacing an
 // existing file included; the stock rootfs and PXE files keep the umask's mode.
 func TestOutputModesUnderPermissiveUmask(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	umask.Permissive(t)
 	l, err := Open(fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
 	if err != nil {
 		t.Fatal(err)

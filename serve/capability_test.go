@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/umask"
 )
 
 // testSecretFile is a committed secret with the key bytes 0..31, so tokens are known answers.
@@ -50,8 +50,7 @@ func TestTokenKnownAnswers(t *testing.T) {
 // server over the directory (a restart, a replica) publishes the same URLs; another secret
 // gives other tokens.
 func TestSecretSharedByRestartsAndReplicas(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	umask.Permissive(t)
 	h := newHarness(t, "", map[string]string{"a": configA, "b": configB}, nil)
 	info, err := os.Stat(filepath.Join(h.nodes, SecretFileName))
 	if err != nil {

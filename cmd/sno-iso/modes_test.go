@@ -4,10 +4,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/umask"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
@@ -17,8 +17,7 @@ import (
 // which may be a capability URL), a wrapped config, extracted keyfiles. The kernel and rootfs
 // copied from the ISO get the umask's mode.
 func TestConfigOutputsArePrivate(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	umask.Permissive(t)
 	iso, pxeISO := fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), withInitramfs(t, stockLiveInitramfs(t))
 	work := t.TempDir()
 	ign := bipConfig(t, work, 150000)
