@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -10,11 +11,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // Content types of the artifacts.
@@ -39,12 +42,16 @@ const (
 // span of a file (the ISO, or a minimal ISO made from it). It is immutable and shared by
 // every request for the same content.
 type artifact struct {
-	size        int64
-	etag        string // strong, quoted
-	modTime     time.Time
-	contentType string
-	file        *sourceFile // where file parts are read; nil when there are none
-	parts       []part
+	size    int64
+	etag    string // strong, quoted
+	modTime time.Time
+	// datesValidate is false for an artifact with a node's bytes: its Last-Modified is the
+	// ISO's (the same on every replica, whenever each read the node's files), which does
+	// not change when the node's files do, so only its ETag validates it.
+	datesValidate bool
+	contentType   string
+	file          *sourceFile // where file parts are read; nil when there are none
+	parts         []part
 }
 
 // part is size bytes of an artifact from start: data, or the file's bytes at fileOff.
@@ -97,6 +104,8 @@ func (b *artifactBuilder) addFile(off, size int64) {
 }
 
 func (b *artifactBuilder) done() *artifact {
+	// The parts held in memory are the node's bytes; the file's are the ISO's.
+	b.a.datesValidate = !slices.ContainsFunc(b.a.parts, func(p part) bool { return p.data != nil })
 	sum := b.h.Sum(nil)
 	b.a.etag = `"` + hex.EncodeToString(sum[:16]) + `"`
 	return b.a
@@ -197,6 +206,11 @@ type bodyWriter struct {
 	own  *os.File // this request's descriptor of file; nil until a long span needs it
 	// noSendfile is set once reopening failed (no /proc): copy through a buffer.
 	noSendfile bool
+	// ctx is the request's, for origin reads; pending is the origin's answer for the span
+	// at pendingOff, opened before the response was promised.
+	ctx        context.Context
+	pending    *origin.Body
+	pendingOff int64
 }
 
 func newBodyWriter(w http.ResponseWriter, file *sourceFile) *bodyWriter {
@@ -207,6 +221,9 @@ func newBodyWriter(w http.ResponseWriter, file *sourceFile) *bodyWriter {
 func (bw *bodyWriter) close() {
 	if bw.own != nil {
 		bw.own.Close()
+	}
+	if bw.pending != nil {
+		bw.pending.Close()
 	}
 }
 
@@ -252,6 +269,9 @@ func (bw *bodyWriter) write(data []byte) error {
 // copyFile writes n bytes of the source file at off: by sendfile from this request's own
 // descriptor when the span is long, else through a pooled buffer.
 func (bw *bodyWriter) copyFile(off, n int64) error {
+	if obj, ok := bw.file.f.(*origin.Object); ok && n >= sendfileMin {
+		return bw.copyOrigin(obj, off, n)
+	}
 	if n >= sendfileMin && bw.reopen() {
 		return bw.sendfile(off, n)
 	}

@@ -122,6 +122,23 @@ func checkContentRange(t *testing.T, contentRange string, data, full []byte) {
 	}
 }
 
+// FuzzVolumeDate: the dates of an ISO's primary volume descriptor are untrusted bytes; what
+// parses is a real time that survives the offset.
+func FuzzVolumeDate(f *testing.F) {
+	f.Add([]byte("2026110108000000\x00"))
+	f.Add([]byte("0000000000000000\x00"))
+	f.Add([]byte("2026023130000000\xd0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := parseVolumeDate(b)
+		if !ok {
+			return
+		}
+		if len(b) != 17 || got.Location() != time.UTC || got.Year() < 0 || got.Year() > 10000 {
+			t.Fatalf("%q parsed as %v", b, got)
+		}
+	})
+}
+
 // FuzzParseSecret reads arbitrary secret files: an error wrapping ErrBadSecret, or a secret
 // whose keys are usable and which reads back the same after writing.
 func FuzzParseSecret(f *testing.F) {

@@ -128,10 +128,11 @@ func (h *harness) writeNode(name, config string) {
 }
 
 // path turns the plain path of a node's file (/a.iso, /a/boot.ipxe) into the path the server
-// publishes it at: under the node's token unless the server is open.
+// publishes it at: under the node's token unless the server is open. The index, /rootfs.img
+// and the admin paths are no node's.
 func (h *harness) path(plain string) string {
 	secret := h.srv.publishedSecret()
-	if secret == nil || plain == "/" || plain == "/"+isobuilder.PXERootfs {
+	if secret == nil || plain == "/" || plain == "/"+isobuilder.PXERootfs || plain == HealthPath || plain == ReadyPath || plain == MetricsPath {
 		return plain
 	}
 	_, node, _ := capabilityPath("/-" + plain)

@@ -50,6 +50,18 @@ func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact) error {
 	}
 	bw := newBodyWriter(w, a.file)
 	defer bw.close()
+	if r.Method != http.MethodHead {
+		first := byteRange{0, a.size}
+		if len(ranges) > 0 {
+			first = ranges[0]
+		}
+		if err := bw.openFirstSpan(r.Context(), a, first.off, first.n); err != nil {
+			// The error is not this content: no validators for it.
+			h.Del("ETag")
+			h.Del("Last-Modified")
+			return err
+		}
+	}
 	switch len(ranges) {
 	case 0:
 		h.Set("Content-Length", strconv.FormatInt(a.size, 10))
@@ -86,20 +98,22 @@ func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact) error {
 }
 
 // preconditions evaluates If-Match, If-Unmodified-Since, If-None-Match and
-// If-Modified-Since in the order RFC 9110 gives, and returns 304, 412 or 0 to go on.
+// If-Modified-Since in the order RFC 9110 gives, and returns 304, 412 or 0 to go on. Dates
+// are ignored for content that can change without its date changing, as for content without
+// a date (RFC 9110 sections 13.1.3 and 13.1.4).
 func preconditions(r *http.Request, a *artifact) int {
 	if im := r.Header.Get("If-Match"); im != "" {
 		if !etagListMatches(im, a.etag, true) {
 			return http.StatusPreconditionFailed
 		}
-	} else if t, ok := httpDate(r.Header.Get("If-Unmodified-Since")); ok && a.modTime.After(t) {
+	} else if t, ok := httpDate(r.Header.Get("If-Unmodified-Since")); ok && a.datesValidate && a.modTime.After(t) {
 		return http.StatusPreconditionFailed
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		if etagListMatches(inm, a.etag, false) {
 			return http.StatusNotModified
 		}
-	} else if t, ok := httpDate(r.Header.Get("If-Modified-Since")); ok && !a.modTime.After(t) {
+	} else if t, ok := httpDate(r.Header.Get("If-Modified-Since")); ok && a.datesValidate && !a.modTime.After(t) {
 		return http.StatusNotModified
 	}
 	return 0
@@ -132,7 +146,8 @@ func requestedRanges(r *http.Request, a *artifact) ([]byteRange, error) {
 }
 
 // ifRangeMatches reports whether If-Range still names this content: the same strong ETag,
-// or exactly its Last-Modified date (a date is only strong if it is the one we sent).
+// or exactly its Last-Modified date when dates validate it (a date is only strong if it is
+// the one we sent).
 func ifRangeMatches(ifRange string, a *artifact) bool {
 	if ifRange == "" {
 		return true
@@ -141,7 +156,7 @@ func ifRangeMatches(ifRange string, a *artifact) bool {
 		return ifRange == a.etag
 	}
 	t, ok := httpDate(ifRange)
-	return ok && t.Equal(a.modTime)
+	return ok && a.datesValidate && t.Equal(a.modTime)
 }
 
 // parseRanges parses a bytes range set ("0-99, 200-, -50") against size: unsatisfiable

@@ -52,7 +52,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		ListErr                       error
 		Nodes                         []indexNode
 		Skipped                       []string
-	}{ISO: s.cfg.ISO, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
+	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
 	for _, name := range l.nodes {
 		state := "not requested yet"
 		s.mu.Lock()

@@ -87,9 +87,12 @@ type nodeEntry struct {
 // artifacts are made on first request.
 type nodeState struct {
 	name    string
+	dir     string
+	version string // the directory the files were read from (see nodeVersion)
 	iso     *isoState
 	stamps  map[string]fileStamp // by input path
-	modTime time.Time            // the latest of the inputs' and the ISO's
+	// modTime is the ISO's: the same on every replica, whenever each saw the node's files.
+	modTime time.Time
 	node    *node.Node
 	err     error // the node's files are broken
 
@@ -111,7 +114,7 @@ type nodeState struct {
 
 // fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
 func (ns *nodeState) fresh(iso *isoState) bool {
-	if ns.iso != iso {
+	if ns.iso != iso || nodeVersion(ns.dir) != ns.version {
 		return false
 	}
 	for path, st := range ns.stamps {
@@ -122,20 +125,25 @@ func (ns *nodeState) fresh(iso *isoState) bool {
 	return true
 }
 
-// prepareNode prepares the node in dir, and remembers what it read.
+// prepareNode runs the command's preparation for the node in dir, and remembers what it
+// read. It reads the one version of the files that nodeVersion names, again if that changed
+// while it read: an update of a Kubernetes volume mid-read is never half-read.
 func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeState {
-	node, inputs, err := prepare(dir)
-	ns := &nodeState{name: name, iso: iso, node: node, err: err, stamps: map[string]fileStamp{}, modTime: iso.stamp.modTime(), minimal: map[string]*artifact{}, grown: map[string]*grownBase{}}
-	if err == nil && node == nil {
-		ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
-	}
-	// The directory itself changes when a file is added or renamed in it; a file the
-	// preparation looks for only if present is noticed that way.
-	for _, p := range append([]string{dir}, inputs...) {
-		st := stamp(p)
-		ns.stamps[p] = st
-		if t := st.modTime(); t.After(ns.modTime) {
-			ns.modTime = t
+	var ns *nodeState
+	for range maxVersionReads {
+		version := nodeVersion(dir)
+		n, inputs, err := prepare(version)
+		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]fileStamp{}, modTime: iso.modTime, minimal: map[string]*artifact{}, grown: map[string]*grownBase{}}
+		if err == nil && n == nil {
+			ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
+		}
+		// The directory itself changes when a file is added or renamed in it; a file the
+		// preparation looks for only if present is noticed that way.
+		for _, p := range append([]string{dir}, inputs...) {
+			ns.stamps[p] = stamp(p)
+		}
+		if nodeVersion(dir) == version {
+			break
 		}
 	}
 	return ns

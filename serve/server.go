@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // prepareFunc prepares the node whose files are in dir. inputs are the files it read or
@@ -31,8 +33,11 @@ func prepareDir(dir string) (*node.Node, []string, error) {
 
 // Config says what a Server serves.
 type Config struct {
-	// ISO is the pristine live ISO. It is parsed once, and again when the file changes.
+	// ISO is the pristine live ISO: a path, or an http(s) URL of an origin that answers
+	// Range requests. It is parsed once, and again when the file or object changes.
 	ISO string
+	// Origin tunes the reads of an ISO given by URL.
+	Origin origin.Options
 	// NodesDir holds a directory per node, named after the node, laid out as
 	// node.DirInputs reads it.
 	NodesDir string
@@ -51,6 +56,11 @@ type Config struct {
 	GrowEmbedArea bool
 	// Log receives one line per request and the nodes' warnings; nil discards them.
 	Log io.Writer
+	// Logger, when set, receives those lines instead, as slog records (JSON, for one).
+	Logger *slog.Logger
+	// SeparateAdmin keeps /healthz, /readyz and /metrics off the main handler: they are
+	// served by Admin, on an address of their own.
+	SeparateAdmin bool
 	// Open publishes the nodes' media under plain, guessable URLs (/<node>.iso) instead of
 	// capability URLs (/<token>/<node>.iso), for networks where every client may have them.
 	Open bool
@@ -78,6 +88,10 @@ type Server struct {
 	ctx     context.Context // ends with Close: minimal ISO builds stop
 	cancel  context.CancelFunc
 
+	metrics   *metrics
+	adminOnce sync.Once
+	admin     http.Handler // see Admin
+
 	mu       sync.Mutex
 	iso      *isoState // nil after Close
 	isoErr   error     // the ISO changed and the new version cannot be served
@@ -85,8 +99,13 @@ type Server struct {
 	list     *listing
 	nodes    map[string]*nodeEntry
 	closing  sync.WaitGroup // retired ISO versions being closed
-	secret   *secretSource  // nil for an open server
-	fetches  fetchLog
+
+	// originErr is why the object that replaced the ISO at its origin cannot be served,
+	// until originRetry: an origin that is down is not asked again by every request.
+	originErr   error
+	originRetry time.Time
+	secret      *secretSource // nil for an open server
+	fetches     fetchLog
 }
 
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
@@ -110,7 +129,16 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	} else if !info.IsDir() {
 		return nil, fmt.Errorf("%s: %w", cfg.NodesDir, ErrNodesNotDir)
 	}
-	iso, err := openISO(cfg.ISO)
+	m := newMetrics()
+	if observe := cfg.Origin.Observe; observe != nil {
+		cfg.Origin.Observe = func(n int64, err error) {
+			m.observeOrigin(n, err)
+			observe(n, err)
+		}
+	} else {
+		cfg.Origin.Observe = m.observeOrigin
+	}
+	iso, err := openISO(cfg.ISO, cfg.Origin)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +147,9 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		out = io.Discard
 	}
 	logger := log.New(out, "", log.LstdFlags)
+	if cfg.Logger != nil {
+		logger = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo)
+	}
 	var secret *secretSource
 	if !cfg.Open {
 		var created bool
@@ -133,7 +164,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, secret: secret,
+		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, metrics: m, secret: secret,
 	}, nil
 }
 
@@ -187,10 +218,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // /<token>/<node>-minimal.iso and /<token>/<node>/{vmlinuz,initrd.img,rootfs.img,boot.ipxe},
 // or the same paths without /<token> on an open server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.isAdminPath(r.URL.Path) {
+		s.Admin().ServeHTTP(w, r)
+		return
+	}
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w}
 	var err error
+	s.metrics.inFlight.Inc()
 	defer func() {
+		s.metrics.inFlight.Dec()
+		s.metrics.observeRequest(r.URL.Path, lw.code(), lw.written, time.Since(start))
 		s.logRequest(r, lw, time.Since(start), err)
 		s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 	}()
@@ -228,10 +266,14 @@ func notFound(format string, args ...any) error {
 	return &statusError{http.StatusNotFound, fmt.Errorf(format, args...)}
 }
 
-// failed is a 500 naming what is wrong with the ISO or the node's files.
+// failed is a 500 naming what is wrong with the ISO or the node's files, or a 502 or 504
+// when the ISO's origin failed.
 func failed(err error) error {
 	var se *statusError
 	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	if err = originStatus(err); errors.As(err, &se) {
 		return err
 	}
 	return &statusError{http.StatusInternalServerError, err}
@@ -414,6 +456,7 @@ func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
 }
 
 func (s *Server) logPrepared(ns *nodeState) {
+	s.metrics.prepared(ns.err)
 	if ns.err != nil {
 		s.log.Printf("node %s: cannot be served: %v", ns.name, ns.err)
 		return
@@ -434,7 +477,7 @@ func (s *Server) acquireISO() (*isoState, error) {
 	}
 	// A file that disappeared is still open: keep serving it.
 	if st.info != nil && !st.same(s.iso.stamp) && !st.same(s.badStamp) {
-		next, err := openISO(s.cfg.ISO)
+		next, err := openISO(s.cfg.ISO, s.cfg.Origin)
 		if err != nil {
 			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while being served: put the pristine ISO back", err), st
 			s.log.Printf("%v", s.isoErr)
@@ -446,6 +489,11 @@ func (s *Server) acquireISO() (*isoState, error) {
 	}
 	if s.isoErr != nil && st.same(s.badStamp) {
 		return nil, s.isoErr
+	}
+	if s.iso.object != nil && s.iso.object.Changed() {
+		if err := s.reopenOriginLocked(); err != nil {
+			return nil, err
+		}
 	}
 	s.iso.refs++
 	return s.iso, nil

@@ -2,8 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // fileStamp is what a stat tells of a file's identity and version; two equal stamps mean
@@ -41,21 +40,17 @@ func (s fileStamp) same(o fileStamp) bool {
 	return os.SameFile(s.info, o.info) && s.info.Size() == o.info.Size() && s.info.ModTime().Equal(o.info.ModTime())
 }
 
-func (s fileStamp) modTime() time.Time {
-	if s.info == nil {
-		return time.Time{}
-	}
-	return s.info.ModTime()
-}
-
 // isoState is one version of the base ISO, parsed once. Requests hold a reference while
 // they use it; when the file at the ISO path changes, a new isoState replaces it, and the
 // old one is closed once its last request is done.
 type isoState struct {
 	path  string
-	stamp fileStamp
-	iso   *isobuilder.LiveISO
-	file  *sourceFile
+	stamp fileStamp // of a local file; zero for an origin
+	// modTime is every artifact's Last-Modified: from the content, never from a clock.
+	modTime time.Time
+	iso     *isobuilder.LiveISO
+	file    *sourceFile
+	object  *origin.Object // nil for a local file
 
 	refs    int  // guarded by Server.mu
 	retired bool // guarded by Server.mu
@@ -83,44 +78,25 @@ type minimalBase struct {
 	err     error
 }
 
-// openISO opens and parses the ISO at path.
-func openISO(path string) (*isoState, error) {
+// openISO opens and parses the ISO at path, or at an http(s) URL through its origin.
+func openISO(path string, opts origin.Options) (*isoState, error) {
+	if isURL(path) {
+		return openOriginISO(path, opts)
+	}
 	st := stamp(path)
 	iso, err := isobuilder.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	id, err := isoIdentity(iso)
+	id, err := isoIdentity(iso, "")
 	if err == nil {
 		var file *sourceFile
 		if file, err = newSourceFile(iso.Base(), id); err == nil {
-			return &isoState{path: path, stamp: st, iso: iso, file: file, minimal: map[string]*minimalBase{}}, nil
+			return &isoState{path: path, stamp: st, modTime: volumeTime(iso), iso: iso, file: file, minimal: map[string]*minimalBase{}}, nil
 		}
 	}
 	iso.Close()
 	return nil, fmt.Errorf("%s: %w", path, err)
-}
-
-// isoIdentity names the ISO's contents for ETags: its size and modification time, which
-// in-place edits change, and its primary volume descriptor, which differs between builds.
-// A copy that keeps the modification time gets the same identity, as it should.
-func isoIdentity(iso *isobuilder.LiveISO) (string, error) {
-	f, ok := iso.Base().(*os.File)
-	if !ok {
-		return "", errors.New("the ISO is not a file")
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	pvd := make([]byte, isobuilder.SectorSize)
-	if _, err := iso.ReadAt(pvd, 16*isobuilder.SectorSize); err != nil {
-		return "", fmt.Errorf("reading the primary volume descriptor: %w", err)
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "iso %d %d\n", info.Size(), info.ModTime().UnixNano())
-	h.Write(pvd)
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // close releases the ISO and removes the minimal ISOs made from it; only when no request
@@ -150,7 +126,7 @@ func (s *isoState) loadPXE() error {
 				return
 			}
 			s.pxe[n] = f
-			b := newArtifact(s.file, binaryType, s.stamp.modTime(), "pxe", n)
+			b := newArtifact(s.file, binaryType, s.modTime, "pxe", n)
 			b.addFile(f.Offset(), int64(f.Length))
 			s.pxeArtifacts[n] = b.done()
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/origin"
 	"github.com/sno-iso/sno-iso/serve"
 )
 
@@ -28,6 +29,9 @@ var advice = []struct {
 	{isobuilder.ErrHasIgnition, "; use -f to replace it"},
 	{isobuilder.ErrHasKeyfiles, "; use -f to replace them"},
 	{serve.ErrNodesNotDir, "; --nodes names a directory with one subdirectory per node"},
+	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
+	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
+	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},
 }
 
 // errorText is what the user reads of err: its text, followed by the advice of the first

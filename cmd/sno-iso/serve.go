@@ -23,11 +23,16 @@ func serveCommand() *cli.Command {
 			"  /TOKEN/NODE/boot.ipxe    with vmlinuz, initrd.img, rootfs.img beside it: what `pxe build --base-url` writes\n" +
 			"  /rootfs.img              the ISO's root file system (no secrets: open to all)\n" +
 			"  /                        the nodes and their state (their URLs only for clients on this machine)\n" +
+			"  /healthz, /readyz, /metrics  liveness, readiness and Prometheus metrics (on --admin-listen when given)\n" +
 			"Any other path, a wrong token included, gets 404. --open publishes /NODE.iso etc. instead.\n" +
-			"A node is prepared on its first request and again when its files change; the ISO is parsed\n" +
-			"once, and again if the file changes. SIGINT or SIGTERM stops accepting and lets downloads in\n" +
-			"progress finish for up to 30 seconds.",
-		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`"),
+			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
+			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
+			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
+			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
+			"ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
+			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
+			"for up to 30 seconds.",
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means all interfaces, with a warning)"},
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when --listen names one)"},
@@ -38,6 +43,8 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "open", Usage: "publish plain URLs (/NODE.iso) that anyone who can reach the server can guess, instead of capability URLs"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with the PEM certificate `FILE` (self-signed is fine for BMCs); needs --tls-key"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
+			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` (host:port) only, not with the nodes, over plain HTTP"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through log/slog)"},
 		),
 		Action:      withLiveISO(serveNodes),
 		Subcommands: []*cli.Command{serveURLsCommand(), rotateSecretCommand()},
@@ -59,6 +66,13 @@ func serveNodes(c *cli.Context) error {
 	}
 	baseURL, err := parseBaseURL(c.String("base-url"))
 	if err != nil {
+		return err
+	}
+	logger, err := serveLogger(c.String("log-format"), c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	if err := checkAdminListen(c.String("admin-listen")); err != nil {
 		return err
 	}
 	tlsConfig, err := serveTLS(c)
@@ -83,6 +97,8 @@ func serveNodes(c *cli.Context) error {
 		MaxConcurrent: c.Int("max-concurrent"),
 		GrowEmbedArea: c.Bool("grow-embed-area"),
 		Log:           c.App.ErrWriter,
+		Logger:        logger,
+		SeparateAdmin: c.String("admin-listen") != "",
 		Open:          c.Bool("open"),
 		SecretFile:    c.String("secret-file"),
 		RotationGrace: c.Duration("rotation-grace"),
@@ -91,6 +107,11 @@ func serveNodes(c *cli.Context) error {
 		return secretAdvice(err)
 	}
 	defer srv.Close()
+	if addr := c.String("admin-listen"); addr != "" {
+		if err := serveAdmin(c, srv, addr); err != nil {
+			return err
+		}
+	}
 	where := schemeOf(tlsConfig != nil) + ln.Addr().String()
 	if baseURL != "" {
 		where = baseURL

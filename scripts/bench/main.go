@@ -4,7 +4,7 @@
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
 // It prints a Markdown table for the README.
 //
-//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download]
+//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download|fleet]
 //
 // Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso. The download case
 // compares with curl instead of cp; -only download runs it alone. It runs on Linux only: it
@@ -63,7 +63,7 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
-	only := flag.String("only", "", "run only this case: download")
+	only := flag.String("only", "", "run only this case: download, or fleet (serve replicas against nginx)")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	flag.Parse()
 	log.SetFlags(0)
@@ -79,8 +79,9 @@ func main() {
 		printTableHeader()
 		benchDownload(*sno, tmp, *downloadSize, *rounds)
 		return
+	case "fleet":
 	default:
-		log.Fatalf("-only %q: the only case that runs alone is download", *only)
+		log.Fatalf("-only %q: the cases that run alone are download and fleet", *only)
 	}
 	if *iso == "" {
 		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
@@ -102,6 +103,12 @@ func main() {
 	bip.Stderr = os.Stderr
 	if err := bip.Run(); err != nil {
 		log.Fatalf("generating a bootstrap-in-place config: %v", err)
+	}
+	if *only == "fleet" {
+		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
+		printTableHeader()
+		benchFleet(*sno, *iso, config, tmp, *rounds)
+		return
 	}
 	inPlace := filepath.Join(tmp, "inplace.iso")
 	execute("cp", *iso, inPlace)
@@ -162,6 +169,7 @@ func main() {
 	fmt.Printf("| `sno-iso minimal --rebuild` (go-diskfs, hybrid MBR/GPT recreated) | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
+	benchFleet(*sno, *iso, config, tmp, *rounds)
 	benchDownload(*sno, tmp, *downloadSize, *rounds)
 	benchCapacity()
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/sno-iso/sno-iso/serve"
+	"github.com/urfave/cli/v2"
+)
+
+// serveLogger returns the slog logger of --log-format; nil keeps serve's plain lines.
+func serveLogger(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return nil, nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, usagef("--log-format must be text or json, got %q", format)
+}
+
+// checkAdminListen refuses an --admin-listen that is not host:port, as --listen does; ""
+// means no admin listener.
+func checkAdminListen(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usagef("--admin-listen %q is not HOST:PORT: write :9090 for all interfaces, or 127.0.0.1:9090 for this machine only", addr)
+	}
+	return nil
+}
+
+// serveAdmin answers /healthz, /readyz and /metrics on addr until the command ends.
+func serveAdmin(c *cli.Context, srv *serve.Server, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--admin-listen %s: %w", addr, err)
+	}
+	go func() {
+		if err := srv.ServeAdmin(c.Context, ln); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "Error: the admin endpoints on %s stopped: %v\n", addr, err)
+		}
+	}()
+	fmt.Fprintf(c.App.ErrWriter, "Health, readiness and metrics at http://%s/\n", ln.Addr())
+	return nil
+}

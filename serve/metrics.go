@@ -1,0 +1,116 @@
+package serve
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
+)
+
+// metrics are a Server's Prometheus metrics, in a registry of its own so that several
+// servers in one process (tests, a Go program) do not collide.
+type metrics struct {
+	registry            *prometheus.Registry
+	requests            *prometheus.CounterVec
+	sent                *prometheus.CounterVec
+	duration            *prometheus.HistogramVec
+	inFlight            prometheus.Gauge
+	preparations        prometheus.Counter
+	preparationFailures prometheus.Counter
+	originRequests      prometheus.Counter
+	originErrors        prometheus.Counter
+	originBytes         prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sno_iso_http_requests_total", Help: "HTTP requests answered, by route and status code.",
+		}, []string{"route", "code"}),
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sno_iso_http_response_bytes_total", Help: "Response body bytes sent, by route.",
+		}, []string{"route"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sno_iso_http_request_duration_seconds", Help: "Time from a request to the end of its response, by route.",
+			// From a range read to a whole ISO over a slow BMC link.
+			Buckets: []float64{.001, .005, .025, .1, .5, 2.5, 10, 60, 300, 1800},
+		}, []string{"route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sno_iso_http_requests_in_flight", Help: "Requests being answered.",
+		}),
+		preparations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_node_preparations_total", Help: "Preparations of a node's media from its files.",
+		}),
+		preparationFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_node_preparation_failures_total", Help: "Preparations that failed on the node's files.",
+		}),
+		originRequests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_origin_requests_total", Help: "Requests to the origin of an ISO given by URL.",
+		}),
+		originErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_origin_errors_total", Help: "Requests to the origin that failed.",
+		}),
+		originBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_origin_bytes_total", Help: "Body bytes read from the origin.",
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.sent, m.duration, m.inFlight, m.preparations, m.preparationFailures,
+		m.originRequests, m.originErrors, m.originBytes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// observeOrigin counts one request to the origin; it is origin.Options.Observe.
+func (m *metrics) observeOrigin(n int64, err error) {
+	m.originRequests.Inc()
+	m.originBytes.Add(float64(n))
+	if err != nil {
+		m.originErrors.Inc()
+	}
+}
+
+func (m *metrics) observeRequest(path string, status int, written int64, d time.Duration) {
+	route := routeOf(path)
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.sent.WithLabelValues(route).Add(float64(written))
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *metrics) prepared(err error) {
+	m.preparations.Inc()
+	if err != nil {
+		m.preparationFailures.Inc()
+	}
+}
+
+// routeOf names what a path asks for by its last element, never by a node name or a
+// token: the label's values stay few.
+func routeOf(path string) string {
+	last := path[strings.LastIndexByte(path, '/')+1:]
+	switch {
+	case path == "/":
+		return "index"
+	case path == "/"+isobuilder.PXERootfs:
+		return "rootfs"
+	case strings.HasSuffix(last, minimalSuffix+".iso"):
+		return "minimal_iso"
+	case strings.HasSuffix(last, ".iso"):
+		return "iso"
+	case last == isobuilder.PXEKernel || last == isobuilder.PXEInitramfs || last == isobuilder.PXERootfs || last == node.IPXEConfig:
+		return "pxe_" + strings.TrimSuffix(strings.TrimSuffix(last, ".img"), ".ipxe")
+	case path == HealthPath || path == ReadyPath || path == MetricsPath:
+		return "admin"
+	}
+	return "other"
+}

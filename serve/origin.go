@@ -1,0 +1,140 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/origin"
+)
+
+// isURL reports whether the ISO is named by an http(s) URL rather than a path.
+func isURL(iso string) bool {
+	return strings.HasPrefix(iso, "http://") || strings.HasPrefix(iso, "https://")
+}
+
+// openOriginISO parses the ISO at an origin URL from a few range reads. Its identity is the
+// origin's validator with the content's, and its Last-Modified the origin's: the same for
+// every replica reading the same object.
+func openOriginISO(rawURL string, opts origin.Options) (*isoState, error) {
+	obj, err := origin.Open(context.Background(), rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	iso, err := isobuilder.OpenReader(obj, obj.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", obj, err)
+	}
+	id, err := isoIdentity(iso, "origin "+obj.ETag())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", obj, err)
+	}
+	modTime := obj.LastModified()
+	if modTime.IsZero() {
+		modTime = volumeTime(iso)
+	}
+	file, err := newSourceFile(obj, id)
+	if err != nil {
+		return nil, err
+	}
+	return &isoState{path: obj.String(), modTime: modTime, iso: iso, file: file, object: obj, minimal: map[string]*minimalBase{}}, nil
+}
+
+// originStatus turns a failed origin request into the gateway's answer: 504 when the origin
+// did not answer in time, else 502. Other errors are returned as they are.
+func originStatus(err error) error {
+	var oe *origin.Error
+	if !errors.As(err, &oe) {
+		return err
+	}
+	if oe.Timeout() {
+		return &statusError{http.StatusGatewayTimeout, err}
+	}
+	return &statusError{http.StatusBadGateway, err}
+}
+
+// openFirstSpan asks the origin for the first bytes the response will send before the
+// response promises any: an origin that fails now gets the client a 502 or 504, not a
+// truncated body. A long span stays open for copyFile; a short one is now in the cache.
+func (bw *bodyWriter) openFirstSpan(ctx context.Context, a *artifact, off, n int64) error {
+	bw.ctx = ctx
+	if bw.file == nil {
+		return nil
+	}
+	obj, ok := bw.file.f.(*origin.Object)
+	if !ok {
+		return nil
+	}
+	end := off + n
+	for _, p := range a.parts {
+		if p.data != nil || p.start+p.size <= off || p.start >= end {
+			continue
+		}
+		from, to := max(off, p.start)-p.start, min(end, p.start+p.size)-p.start
+		if to-from < sendfileMin {
+			_, err := obj.ReadAt(make([]byte, 1), p.fileOff+from)
+			return originStatus(err)
+		}
+		body, err := obj.Range(ctx, p.fileOff+from, to-from)
+		if err != nil {
+			return originStatus(err)
+		}
+		bw.pending, bw.pendingOff = body, p.fileOff+from
+		return nil
+	}
+	return nil
+}
+
+// copyOrigin streams n bytes at off from the origin to the client. An origin that fails
+// mid-way fails the response, whose Content-Length then tells the client it is incomplete.
+func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
+	body := bw.pending
+	if body == nil || bw.pendingOff != off {
+		var err error
+		if body, err = obj.Range(bw.ctx, off, n); err != nil {
+			return err
+		}
+	} else {
+		bw.pending = nil
+	}
+	defer body.Close()
+	for n > 0 {
+		chunk := min(n, writeChunk)
+		bw.extendDeadline()
+		// Through the logWriter, so that the access log counts the bytes, and to its
+		// ReadFrom, through which the kernel splices the origin's bytes to the client.
+		copied, err := body.CopyTo(bw.w, chunk)
+		if err != nil {
+			return err
+		}
+		n -= copied
+	}
+	return nil
+}
+
+// originRetryDelay is how long a failed reopening of a changed origin object is reported to
+// requests before the origin is asked again.
+const originRetryDelay = 5 * time.Second
+
+// reopenOriginLocked parses the object that replaced the ISO at its origin; the old version
+// is closed when its last request ends. Called with s.mu held.
+func (s *Server) reopenOriginLocked() error {
+	if time.Now().Before(s.originRetry) {
+		return s.originErr
+	}
+	next, err := openISO(s.cfg.ISO, s.cfg.Origin)
+	if err != nil {
+		s.originErr = fmt.Errorf("the ISO changed at its origin and the new version cannot be served: %w", err)
+		s.originRetry = time.Now().Add(originRetryDelay)
+		s.log.Printf("%v", s.originErr)
+		return s.originErr
+	}
+	s.log.Printf("%s changed at the origin: serving the new version", next.path)
+	s.retireLocked(s.iso)
+	s.iso, s.originErr = next, nil
+	return nil
+}
