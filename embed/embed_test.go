@@ -96,10 +96,10 @@ func TestIgnitionAreaErrors(t *testing.T) {
 		setup   func(*fakeISO)
 		wantErr string
 	}{
-		{"no area", func(*fakeISO) {}, "unrecognized CoreOS ISO image"},
+		{"no area", func(*fakeISO) {}, "Unrecognized CoreOS ISO image"},
 		{"igninfo names missing file", func(f *fakeISO) {
 			f.put("COREOS/IGNINFO.JSO", 40960, []byte(`{"file": "images/nope.img"}`))
-		}, "unrecognized CoreOS ISO image"},
+		}, "Unrecognized CoreOS ISO image"},
 		{"igninfo not json", func(f *fakeISO) {
 			f.put("COREOS/IGNINFO.JSO", 40960, []byte(`{"file": `))
 		}, "parsing coreos/igninfo.json"},

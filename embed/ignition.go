@@ -17,8 +17,12 @@ const (
 	legacyIgnHeaderOff = SystemAreaSize - 24
 )
 
+// ErrUnrecognizedISO is wrapped by every error that says an ISO lacks what every CoreOS live
+// ISO has. Its text is coreos-installer's, which scripts grep for.
+var ErrUnrecognizedISO = errors.New("Unrecognized CoreOS ISO image")
+
 // ErrNotLiveISO is returned when an ISO has no Ignition area: it is not a CoreOS live ISO.
-var ErrNotLiveISO = errors.New("unrecognized CoreOS ISO image: no Ignition embed area (neither coreos/igninfo.json nor images/ignition.img); is this a CoreOS or RHCOS live ISO?")
+var ErrNotLiveISO = fmt.Errorf("%w: no Ignition embed area (neither coreos/igninfo.json nor images/ignition.img); is this a CoreOS or RHCOS live ISO?", ErrUnrecognizedISO)
 
 // Area is a span of the ISO that a tool may rewrite.
 type Area struct {

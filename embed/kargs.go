@@ -23,7 +23,8 @@ const (
 )
 
 // ErrNoKargs is returned by commands that need kernel-argument areas on an ISO without them.
-var ErrNoKargs = errors.New("no karg embed areas found; this ISO is too old to carry live kernel arguments (RHCOS 4.6 and earlier) or corrupt")
+// It starts with coreos-installer's words, which scripts grep for.
+var ErrNoKargs = errors.New("No karg embed areas found; this ISO is too old to carry live kernel arguments (RHCOS 4.6 and earlier) or corrupt")
 
 // KargsArea is one place where the live kernel command line is stored.
 type KargsArea struct {

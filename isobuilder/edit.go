@@ -20,10 +20,11 @@ var (
 	ErrHasIgnition = errors.New("this ISO already has an embedded Ignition config")
 	// ErrHasKeyfiles says that the ISO already embeds network keyfiles to replace.
 	ErrHasKeyfiles = errors.New("this ISO already has embedded network settings")
-	// ErrNoIgnition says that the ISO embeds no Ignition config.
-	ErrNoIgnition = errors.New("no embedded Ignition config")
+	// ErrNoIgnition says that the ISO embeds no Ignition config. Like the other capitalised
+	// texts of this package, it keeps coreos-installer's words, which scripts grep for.
+	ErrNoIgnition = errors.New("No embedded Ignition config")
 	// ErrNoKeyfiles says that the ISO embeds no network keyfiles.
-	ErrNoKeyfiles = errors.New("no embedded network settings")
+	ErrNoKeyfiles = errors.New("No embedded network settings")
 )
 
 // RequireNetworkSupport returns ErrNoNetworkSupport for ISOs whose live initramfs would

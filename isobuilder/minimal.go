@@ -26,8 +26,8 @@ const (
 
 // ErrCustomized is returned when a minimal ISO is asked of an ISO that carries an embedded
 // payload or edited kernel arguments: miniso.dat rebuilds the minimal ISO from the pristine
-// bytes, so it would come out corrupt.
-var ErrCustomized = errors.New("cannot operate on ISO with embedded customizations")
+// bytes, so it would come out corrupt. The text is coreos-installer's, which scripts grep for.
+var ErrCustomized = errors.New("Cannot operate on ISO with embedded customizations")
 
 // ErrNoMiniso is returned by MinimalFromMiniso for ISOs without coreos/miniso.dat.
 var ErrNoMiniso = errors.New("this ISO image does not support extracting a minimal ISO: it has no coreos/miniso.dat")

@@ -169,14 +169,14 @@ func TestMinimalFromMinisoRefuses(t *testing.T) {
 		{"quote in URL", nil, MinimalOptions{RootfsURL: `http://a/"b`}, "percent-encode it"},
 		{"embedded Ignition", func(*testing.T) []Patch {
 			return []Patch{{Offset: l.ignition.Offset, Data: []byte{1}}}
-		}, MinimalOptions{}, "cannot operate on ISO with embedded customizations"},
+		}, MinimalOptions{}, "Cannot operate on ISO with embedded customizations"},
 		{"edited kargs", func(t *testing.T) []Patch {
 			p, err := l.KargsPatches(l.kargs.Default + " foo=bar")
 			if err != nil {
 				t.Fatal(err)
 			}
 			return p
-		}, MinimalOptions{}, "cannot operate on ISO with embedded customizations"},
+		}, MinimalOptions{}, "Cannot operate on ISO with embedded customizations"},
 		{"corrupt input", func(*testing.T) []Patch {
 			// The sed of iso-extract-minimal-iso.sh: every coreos.liveiso becomes codeos.liveiso,
 			// defaults and areas alike, so only the digest can tell.

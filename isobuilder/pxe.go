@@ -64,13 +64,13 @@ type PXEFile struct {
 func (l *LiveISO) PXEFiles() ([]PXEFile, error) {
 	dir, err := l.volume.Lookup(PXEDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("unrecognized CoreOS ISO image: no %s directory with the network-boot files", PXEDir)
+		return nil, fmt.Errorf("%w: no %s directory with the network-boot files", embed.ErrUnrecognizedISO, PXEDir)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !dir.Dir {
-		return nil, fmt.Errorf("unrecognized CoreOS ISO image: %s is a file, not a directory", PXEDir)
+		return nil, fmt.Errorf("%w: %s is a file, not a directory", embed.ErrUnrecognizedISO, PXEDir)
 	}
 	records, err := l.volume.ReadDir(dir)
 	if err != nil {
@@ -107,7 +107,7 @@ func (l *LiveISO) PXEFile(name string) (PXEFile, error) {
 			return f, nil
 		}
 	}
-	return PXEFile{}, fmt.Errorf("unrecognized CoreOS ISO image: no %s/%s", PXEDir, strings.ToUpper(name))
+	return PXEFile{}, fmt.Errorf("%w: no %s/%s", embed.ErrUnrecognizedISO, PXEDir, strings.ToUpper(name))
 }
 
 // PXEFileReader reads the bytes of f from the ISO.

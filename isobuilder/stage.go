@@ -179,8 +179,18 @@ func publish(tmp, dest string, force bool) error {
 }
 
 func existsError(dest string) error {
-	return fmt.Errorf("writing %s: %w", dest, fs.ErrExist)
+	return fmt.Errorf("writing %s: %w", dest, ErrFileExists)
 }
+
+// ErrFileExists is wrapped by the error for an output that exists and may not be replaced;
+// errors.Is(err, fs.ErrExist) holds for it. Its text is coreos-installer's, which scripts
+// grep for.
+var ErrFileExists error = fileExistsError{}
+
+type fileExistsError struct{}
+
+func (fileExistsError) Error() string        { return "File exists" }
+func (fileExistsError) Is(target error) bool { return target == fs.ErrExist }
 
 // The modes of new outputs, decided here for every writer of files. An output that carries a
 // config holds the cluster's private keys: SecretPerm, the owner's only whatever the umask or

@@ -19,7 +19,7 @@ func TestErrorTextAddsAdvice(t *testing.T) {
 	}{
 		{fmt.Errorf("node.ign: %w", coreos.ErrNotBootstrapInPlace), "node.ign: " + coreos.ErrNotBootstrapInPlace.Error() + ", or pass --allow-any-ignition to embed this config unchanged"},
 		{fmt.Errorf("%w (the Ignition area in IMAGES/IGNITION.IMG is not empty)", isobuilder.ErrCustomized),
-			"cannot operate on ISO with embedded customizations (the Ignition area in IMAGES/IGNITION.IMG is not empty); reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again"},
+			"Cannot operate on ISO with embedded customizations (the Ignition area in IMAGES/IGNITION.IMG is not empty); reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again"},
 		{isobuilder.ErrHasIgnition, "this ISO already has an embedded Ignition config; use -f to replace it"},
 		{isobuilder.ErrHasKeyfiles, "this ISO already has embedded network settings; use -f to replace them"},
 		{errors.New("plain"), "plain"},

@@ -123,7 +123,7 @@ func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.
 // refuseExisting fails early, before any work, when path exists and force is not given.
 func refuseExisting(path string, force bool) error {
 	if _, err := os.Lstat(path); err == nil && !force {
-		return fmt.Errorf("writing %s: file exists; use --force to replace it", path)
+		return forceAdvice(fmt.Errorf("writing %s: %w", path, isobuilder.ErrFileExists))
 	}
 	return nil
 }
