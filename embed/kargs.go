@@ -31,6 +31,9 @@ type KargsArea struct {
 	Area
 	// Terminator follows the kargs; Pad fills the rest of the area.
 	Terminator, Pad byte
+	// ExplicitTerminator and ExplicitPad say that coreos/kargs.json names them; otherwise
+	// they are the defaults ('\n' and '#').
+	ExplicitTerminator, ExplicitPad bool
 }
 
 // Kargs describes an ISO's kernel-argument areas.
@@ -104,7 +107,7 @@ func kargsFromJSON(iso ISO, raw []byte) (*Kargs, error) {
 		}
 		k.Areas = append(k.Areas, KargsArea{
 			Area: Area{File: path, Offset: fileOff + f.Offset, Length: int64(j.Size)},
-			Pad:  pad, Terminator: end,
+			Pad:  pad, Terminator: end, ExplicitPad: f.Pad != nil, ExplicitTerminator: f.End != nil,
 		})
 	}
 	return k, nil

@@ -66,8 +66,11 @@ func (r Record) displayName() string {
 // Descriptor is one volume descriptor, for display.
 type Descriptor struct {
 	Type         string // "primary", "boot", "supplementary", "unknown"
+	TypeCode     byte   // the descriptor's type byte, which tells the unknown ones apart
 	SystemID     string
 	VolumeID     string
+	SpaceSize    uint32 // primary descriptors only: the volume's size in sectors
+	Root         Record // primary descriptors only: the root directory record
 	BootSystemID string // boot records only
 	BootID       string
 }
@@ -129,13 +132,13 @@ func ReadVolume(r io.ReaderAt, size int64) (*Volume, error) {
 		if sector[0] == descriptorTerminator {
 			break
 		}
-		d, spaceSize, root, err := parseDescriptor(sector)
+		d, err := parseDescriptor(sector)
 		if err != nil {
 			return nil, fmt.Errorf("volume descriptor #%d at byte %d: %w", i+1, off, err)
 		}
 		if d.Type == "primary" && !havePrimary {
 			havePrimary = true
-			v.SystemID, v.VolumeID, v.SpaceSize, v.Root = d.SystemID, d.VolumeID, spaceSize, root
+			v.SystemID, v.VolumeID, v.SpaceSize, v.Root = d.SystemID, d.VolumeID, d.SpaceSize, d.Root
 		}
 		v.Descriptors = append(v.Descriptors, d)
 	}
@@ -150,36 +153,36 @@ func ReadVolume(r io.ReaderAt, size int64) (*Volume, error) {
 }
 
 // parseDescriptor parses one volume descriptor sector other than the terminator. Only boot
-// records and primary descriptors are checked and parsed; the space size and root record are
-// set for primary descriptors.
-func parseDescriptor(s []byte) (d Descriptor, spaceSize uint32, root Record, err error) {
+// records and primary descriptors are checked and parsed.
+func parseDescriptor(s []byte) (d Descriptor, err error) {
+	d.TypeCode = s[0]
 	switch s[0] {
 	case descriptorBoot:
 		d.Type = "boot"
 		if err = checkDescriptorHeader(s); err != nil {
-			return d, 0, root, fmt.Errorf("boot record: %w", err)
+			return d, fmt.Errorf("boot record: %w", err)
 		}
 		if d.BootSystemID, err = parseString(s[7:39], aString); err != nil {
-			return d, 0, root, fmt.Errorf("boot record: boot system id: %w", err)
+			return d, fmt.Errorf("boot record: boot system id: %w", err)
 		}
 		if d.BootID, err = parseString(s[39:71], aString); err != nil {
-			return d, 0, root, fmt.Errorf("boot record: boot id: %w", err)
+			return d, fmt.Errorf("boot record: boot id: %w", err)
 		}
 	case descriptorPrimary:
 		d.Type = "primary"
 		if err = checkDescriptorHeader(s); err != nil {
-			return d, 0, root, fmt.Errorf("primary descriptor: %w", err)
+			return d, fmt.Errorf("primary descriptor: %w", err)
 		}
 		if d.SystemID, err = parseString(s[8:40], aString); err != nil {
-			return d, 0, root, fmt.Errorf("primary descriptor: system id: %w", err)
+			return d, fmt.Errorf("primary descriptor: system id: %w", err)
 		}
 		// Volume ids should be d-strings, but non-compliance is common.
 		if d.VolumeID, err = parseString(s[40:72], aString); err != nil {
-			return d, 0, root, fmt.Errorf("primary descriptor: volume id: %w", err)
+			return d, fmt.Errorf("primary descriptor: volume id: %w", err)
 		}
-		spaceSize = binary.LittleEndian.Uint32(s[80:84])
-		if root, err = parseRootRecord(s[156 : 156+rootRecordLen]); err != nil {
-			return d, 0, root, fmt.Errorf("primary descriptor: root directory record at byte 156: %w", err)
+		d.SpaceSize = binary.LittleEndian.Uint32(s[80:84])
+		if d.Root, err = parseRootRecord(s[156 : 156+rootRecordLen]); err != nil {
+			return d, fmt.Errorf("primary descriptor: root directory record at byte 156: %w", err)
 		}
 	case descriptorSupplementary:
 		// Joliet: recorded, never used.
@@ -187,7 +190,7 @@ func parseDescriptor(s []byte) (d Descriptor, spaceSize uint32, root Record, err
 	default:
 		d.Type = "unknown"
 	}
-	return d, spaceSize, root, nil
+	return d, nil
 }
 
 func checkDescriptorHeader(s []byte) error {
