@@ -31,7 +31,7 @@ func intersperse(app *cli.App, args []string) []string {
 			positional = append(positional, args[i+1:]...)
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
-			out = append(out, a)
+			out = append(out, canonicalFlag(flags, a))
 			if takesValue(flags, a) && i+1 < len(args) {
 				i++
 				out = append(out, args[i])
@@ -44,6 +44,21 @@ func intersperse(app *cli.App, args []string) []string {
 		out = append(out, "--")
 	}
 	return append(out, positional...)
+}
+
+// canonicalFlag spells the option arg (e.g. "-k", "--keyfile=x") by its long name, so that a
+// repeated option may mix its forms (-k a --keyfile b), which urfave/cli refuses and
+// coreos-installer accepts. Combined short options and unknown ones are kept as they are.
+func canonicalFlag(flags []cli.Flag, arg string) string {
+	name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	f := findFlag(flags, name)
+	if f == nil || f.Names()[0] == name {
+		return arg
+	}
+	if hasValue {
+		return "--" + f.Names()[0] + "=" + value
+	}
+	return "--" + f.Names()[0]
 }
 
 func findCommand(commands []*cli.Command, name string) *cli.Command {

@@ -50,7 +50,7 @@ func build(c *cli.Context) error {
 	}
 	if out != "-" {
 		if err := refuseExisting(out, c.Bool("force")); err != nil {
-			return err
+			return forceAdvice(err)
 		}
 	}
 	// A minimal or grown ISO is written to a temporary file first, then customized like the

@@ -87,7 +87,7 @@ func downloadArtifacts(c *cli.Context) error {
 	if dir != "" && !c.Bool("force") {
 		for _, a := range artifacts {
 			if err := refuseExisting(filepath.Join(dir, a.Name()), false); err != nil {
-				return err
+				return forceAdvice(err)
 			}
 		}
 	}

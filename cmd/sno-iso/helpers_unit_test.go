@@ -14,14 +14,15 @@ import (
 )
 
 // Options after the positional arguments are moved in front of them, with their values, as
-// coreos-installer's parser allows.
+// coreos-installer's parser allows; a short option is spelt long, so that both forms of one
+// option may be mixed.
 func TestIntersperse(t *testing.T) {
 	app := newApp(nil, nil, nil)
 	for _, c := range []struct{ in, want []string }{
 		{[]string{"sno-iso", "ignition", "embed", "rhcos.iso", "-i", "config.ign", "-f"},
-			[]string{"sno-iso", "ignition", "embed", "-i", "config.ign", "-f", "--", "rhcos.iso"}},
-		{[]string{"sno-iso", "kargs", "modify", "rhcos.iso", "-a", "ip=dhcp", "--output=out.iso"},
-			[]string{"sno-iso", "kargs", "modify", "-a", "ip=dhcp", "--output=out.iso", "--", "rhcos.iso"}},
+			[]string{"sno-iso", "ignition", "embed", "--ignition-file", "config.ign", "--force", "--", "rhcos.iso"}},
+		{[]string{"sno-iso", "kargs", "modify", "rhcos.iso", "-a", "ip=dhcp", "--append", "quiet", "-o=out.iso"},
+			[]string{"sno-iso", "kargs", "modify", "--append", "ip=dhcp", "--append", "quiet", "--output=out.iso", "--", "rhcos.iso"}},
 		// -fi: the last of combined short options takes the value.
 		{[]string{"sno-iso", "ignition", "embed", "rhcos.iso", "-fi", "config.ign"},
 			[]string{"sno-iso", "ignition", "embed", "-fi", "config.ign", "--", "rhcos.iso"}},

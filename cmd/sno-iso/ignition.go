@@ -60,10 +60,7 @@ func readIgnitionInput(c *cli.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := c.String("ignition-file")
-	if name == "" {
-		name = "standard input"
-	}
+	name := ignitionSourceName(c)
 	// The live system's Ignition rejects an invalid config at boot, long after the media was
 	// written: say so now, checking it against its own spec version.
 	_, warnings, err := coreos.ParseIgnition(raw)
@@ -76,12 +73,24 @@ func readIgnitionInput(c *cli.Context) ([]byte, error) {
 	return raw, nil
 }
 
-func ignitionEmbed(c *cli.Context) error {
+// ignitionSourceName names where the config of -i comes from, for messages.
+func ignitionSourceName(c *cli.Context) string {
+	if name := c.String("ignition-file"); name != "" {
+		return name
+	}
+	return "standard input"
+}
+
+func ignitionEmbed(c *cli.Context) error { return embedIgnitionFrom(c, readIgnitionInput) }
+
+// embedIgnitionFrom embeds the config that read returns: validated for sno-iso, as is for
+// coreos-installer's spelling.
+func embedIgnitionFrom(c *cli.Context, read func(*cli.Context) ([]byte, error)) error {
 	isoPath, err := isoArg(c)
 	if err != nil {
 		return err
 	}
-	cfg, err := readIgnitionInput(c)
+	cfg, err := read(c)
 	if err != nil {
 		return err
 	}
@@ -99,14 +108,14 @@ func ignitionRemove(c *cli.Context) error {
 }
 
 func ignitionShow(c *cli.Context) error {
-	iso, _, err := openISOArg(c)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
 	cfg, err := iso.EmbeddedIgnition()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	_, err = c.App.Writer.Write(cfg)
 	return err

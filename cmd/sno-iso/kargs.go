@@ -68,10 +68,15 @@ func kargsShow(c *cli.Context) error {
 }
 
 func kargsModify(c *cli.Context) error {
-	appends, deletes, replaces := c.StringSlice("append"), c.StringSlice("delete"), c.StringSlice("replace")
-	if len(appends)+len(deletes)+len(replaces) == 0 {
+	if len(c.StringSlice("append"))+len(c.StringSlice("delete"))+len(c.StringSlice("replace")) == 0 {
 		return usagef("kargs modify needs at least one -a KARG, -d KARG or -r KEY=OLD=NEW")
 	}
+	return modifyKargs(c)
+}
+
+// modifyKargs applies -a, -d and -r; coreos-installer's spelling accepts none of them.
+func modifyKargs(c *cli.Context) error {
+	appends, deletes, replaces := c.StringSlice("append"), c.StringSlice("delete"), c.StringSlice("replace")
 	isoPath, err := isoArg(c)
 	if err != nil {
 		return err

@@ -128,6 +128,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	if len(args) > 0 && isDropInName(args[0]) {
+		app = newDropInApp(stdin, stdout, stderr)
+	}
 	err := app.RunContext(ctx, intersperse(app, args))
 	if err == nil {
 		return 0

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,9 +33,21 @@ func minimal(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return usagef("minimal takes an ISO and an output (- for standard output), got %d arguments", c.NArg())
 	}
-	isoPath, out := c.Args().Get(0), c.Args().Get(1)
+	derive := node.MinimalISO
+	if c.Bool("rebuild") {
+		derive = func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
+			return iso.Rebuild(ctx, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
+		}
+	}
+	return writeMinimal(c, c.Args().Get(0), c.Args().Get(1), derive)
+}
+
+// writeMinimal writes the minimal ISO that derive makes of the ISO at isoPath to out (- for
+// standard output), and the rootfs to --output-rootfs, both or neither.
+func writeMinimal(c *cli.Context, isoPath, out string,
+	derive func(context.Context, *isobuilder.LiveISO, string, isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error)) error {
 	if out == "" {
-		return usagef("minimal: the output argument is empty; name a file (- for standard output)")
+		return usagef("%s: the output argument is empty; name a file (- for standard output)", c.Command.HelpName)
 	}
 	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
 	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
@@ -48,11 +61,11 @@ func minimal(c *cli.Context) error {
 			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or name an output file")
 		}
 	} else if err := refuseExisting(out, force); err != nil {
-		return err
+		return existsAdvice(c, err)
 	}
 	if rootfsOut != "" {
 		if err := refuseExisting(rootfsOut, force); err != nil {
-			return err
+			return existsAdvice(c, err)
 		}
 	}
 	iso, err := isobuilder.Open(isoPath)
@@ -63,13 +76,7 @@ func minimal(c *cli.Context) error {
 	if err := iso.CheckPristine(); err != nil {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
-	dir := tempDirFor(out)
-	var media *isobuilder.DerivedISO
-	if c.Bool("rebuild") {
-		media, err = iso.Rebuild(c.Context, dir, isobuilder.RebuildOptions{Minimal: true, MinimalOptions: opts})
-	} else {
-		media, err = node.MinimalISO(c.Context, iso, dir, opts)
-	}
+	media, err := derive(c.Context, iso, tempDirFor(out), opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
@@ -79,7 +86,7 @@ func minimal(c *cli.Context) error {
 	defer stage.Abort()
 	if rootfsOut != "" {
 		if err := iso.WriteRootfs(c.Context, stage, rootfsOut); err != nil {
-			return forceAdvice(err)
+			return existsAdvice(c, err)
 		}
 	}
 	img, err := media.Image()
@@ -92,10 +99,10 @@ func minimal(c *cli.Context) error {
 		err = media.Stage(c.Context, stage, img, out)
 	}
 	if err != nil {
-		return forceAdvice(err)
+		return existsAdvice(c, err)
 	}
 	if err := stage.Commit(); err != nil {
-		return forceAdvice(err)
+		return existsAdvice(c, err)
 	}
 	if out != "-" {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
@@ -117,13 +124,14 @@ func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.
 		defer done()
 		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
 	}
-	return forceAdvice(media.Commit(c.Context, img, out, c.Bool("force")))
+	return existsAdvice(c, media.Commit(c.Context, img, out, c.Bool("force")))
 }
 
-// refuseExisting fails early, before any work, when path exists and force is not given.
+// refuseExisting fails early, before any work, when path exists and force is not given; the
+// caller adds the advice its command line calls for.
 func refuseExisting(path string, force bool) error {
 	if _, err := os.Lstat(path); err == nil && !force {
-		return forceAdvice(fmt.Errorf("writing %s: %w", path, isobuilder.ErrFileExists))
+		return fmt.Errorf("writing %s: %w", path, isobuilder.ErrFileExists)
 	}
 	return nil
 }

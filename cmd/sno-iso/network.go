@@ -76,14 +76,14 @@ func networkRemove(c *cli.Context) error {
 }
 
 func networkExtract(c *cli.Context) error {
-	iso, _, err := openISOArg(c)
+	iso, isoPath, err := openISOArg(c)
 	if err != nil {
 		return err
 	}
 	defer iso.Close()
 	keyfiles, err := iso.EmbeddedKeyfiles()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	if dir := c.String("directory"); dir != "" {
 		written, err := initrd.Extract(keyfiles, dir)

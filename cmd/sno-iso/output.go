@@ -86,8 +86,9 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		opts, done := progress(c, img.Size())
 		defer done()
 		// An ISO output may carry an embedded config, which holds the cluster's keys.
-		opts.Force, opts.Perm = c.Bool("force"), isobuilder.SecretPerm
-		return forceAdvice(isobuilder.WriteFile(ctx, img, out, opts))
+		// coreos-installer's -f replaces what is embedded, never an output file.
+		opts.Force, opts.Perm = c.Bool("force") && !isDropIn(c), isobuilder.SecretPerm
+		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }
 

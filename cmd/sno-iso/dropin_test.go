@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+)
+
+// dropInBinary links the built binary as coreos-installer in a temporary directory, as
+// `make install COREOS_INSTALLER_LINK=1` does, and returns the link.
+func dropInBinary(t testing.TB) string {
+	t.Helper()
+	link := filepath.Join(t.TempDir(), "coreos-installer")
+	if err := os.Symlink(snoISO(t), link); err != nil {
+		t.Skipf("cannot make a symbolic link here: %v", err)
+	}
+	return link
+}
+
+// spellings runs the same steps as sno-iso and as coreos-installer, each on its own copy of a
+// fixture, and checks after each step that the two copies and standard outputs are identical.
+type spellings struct {
+	t        *testing.T
+	ci       string
+	snoISO   string // sno-iso's copy
+	ciISO    string // coreos-installer's copy
+	snoDir   string
+	ciDir    string
+	pristine string
+}
+
+func newSpellings(t *testing.T, fixture string) *spellings {
+	s := &spellings{t: t, ci: dropInBinary(t), snoDir: t.TempDir(), ciDir: t.TempDir()}
+	s.pristine = bytesSHA(fixtures.Bytes(t, fixture))
+	s.snoISO = writeTestFile(t, s.snoDir, "rhcos.iso", fixtures.Bytes(t, fixture))
+	s.ciISO = writeTestFile(t, s.ciDir, "rhcos.iso", fixtures.Bytes(t, fixture))
+	return s
+}
+
+// step runs sno-iso with snoArgs and coreos-installer with ciArgs, each in the directory of
+// its own copy of the ISO, rhcos.iso, and returns the common standard output.
+func (s *spellings) step(stdin []byte, snoArgs, ciArgs []string) []byte {
+	s.t.Helper()
+	sno := runBinary(s.t, snoISO(s.t), s.snoDir, stdin, snoArgs...)
+	ci := runBinary(s.t, s.ci, s.ciDir, stdin, ciArgs...)
+	if sno.code != 0 || ci.code != 0 {
+		s.t.Fatalf("sno-iso %v: exit %d %s\ncoreos-installer %v: exit %d %s", snoArgs, sno.code, sno.stderr, ciArgs, ci.code, ci.stderr)
+	}
+	if !bytes.Equal(sno.stdout, ci.stdout) {
+		s.t.Fatalf("standard outputs differ:\nsno-iso %v: %q\ncoreos-installer %v: %q", snoArgs, sno.stdout, ciArgs, ci.stdout)
+	}
+	if a, b := fileSHA(s.t, s.snoISO), fileSHA(s.t, s.ciISO); a != b {
+		s.t.Fatalf("after sno-iso %v and coreos-installer %v the ISOs differ", snoArgs, ciArgs)
+	}
+	return sno.stdout
+}
+
+// TestDropInEditsAsSnoISO runs coreos-installer's ISO editing command lines and sno-iso's
+// equivalents side by side: in place, to a file and to standard output, they leave identical
+// ISOs and print identical outputs, and undoing everything gives back the pristine ISO.
+func TestDropInEditsAsSnoISO(t *testing.T) {
+	for _, fixture := range []string{"embed-areas-2023-07.x86_64.iso", "embed-areas-2023-07.s390x.iso", "embed-areas-2021-12.iso"} {
+		t.Run(fixture, func(t *testing.T) {
+			s := newSpellings(t, fixture)
+			in := t.TempDir()
+			cfg := writeTestFile(t, in, "config.ign", []byte(smallConfig))
+			a := writeTestFile(t, in, "a.nmconnection", []byte("[connection]\nid=a\n"))
+			b := writeTestFile(t, in, "b.nmconnection", []byte("[connection]\nid=b\n"))
+
+			s.step(nil, []string{"ignition", "embed", "-i", cfg, "rhcos.iso"}, []string{"iso", "ignition", "embed", "--ignition-file", cfg, "rhcos.iso"})
+			if got := s.step(nil, []string{"ignition", "show", "rhcos.iso"}, []string{"iso", "ignition", "show", "rhcos.iso"}); string(got) != smallConfig {
+				t.Fatalf("ignition show = %q, want the embedded config", got)
+			}
+			// The config from standard input, replacing the first with -f; options after the ISO.
+			s.step([]byte(smallConfig), []string{"ignition", "embed", "-f", "rhcos.iso"}, []string{"iso", "ignition", "embed", "rhcos.iso", "--force"})
+			s.step(nil, []string{"network", "embed", "-k", a, "-k", b, "rhcos.iso"}, []string{"iso", "network", "embed", "--keyfile", b, "-k", a, "rhcos.iso"})
+			if got := s.step(nil, []string{"network", "extract", "rhcos.iso"}, []string{"iso", "network", "extract", "rhcos.iso"}); !bytes.Contains(got, []byte("id=a")) || !bytes.Contains(got, []byte("id=b")) {
+				t.Fatalf("network extract = %q", got)
+			}
+			s.step(nil, []string{"kargs", "modify", "-a", "foobar=oldval", "-a", "dodo", "rhcos.iso"}, []string{"iso", "kargs", "modify", "--append", "foobar=oldval", "-a", "dodo", "rhcos.iso"})
+			shown := s.step(nil, []string{"kargs", "show", "rhcos.iso"}, []string{"iso", "kargs", "show", "rhcos.iso"})
+			if !strings.HasSuffix(string(shown), " foobar=oldval dodo\n") {
+				t.Fatalf("kargs show = %q", shown)
+			}
+			defaults := s.step(nil, []string{"kargs", "show", "-d", "rhcos.iso"}, []string{"iso", "kargs", "show", "--default", "rhcos.iso"})
+			if strings.Contains(string(defaults), "foobar") {
+				t.Fatalf("kargs show -d = %q", defaults)
+			}
+			// To a new file: both edit their own copy into DIR/out.iso, then take it as the ISO.
+			s.step(nil, []string{"kargs", "modify", "-r", "foobar=oldval=newval", "-d", "dodo", "-o", "out.iso", "rhcos.iso"},
+				[]string{"iso", "kargs", "modify", "--replace", "foobar=oldval=newval", "--delete", "dodo", "--output", "out.iso", "rhcos.iso"})
+			if fileSHA(t, filepath.Join(s.snoDir, "out.iso")) != fileSHA(t, filepath.Join(s.ciDir, "out.iso")) {
+				t.Fatal("kargs modify -o wrote different ISOs")
+			}
+			// To standard output.
+			stream := s.step(nil, []string{"ignition", "remove", "-o", "-", "rhcos.iso"}, []string{"iso", "ignition", "remove", "-o", "-", "rhcos.iso"})
+			s.step(nil, []string{"ignition", "remove", "rhcos.iso"}, []string{"iso", "ignition", "remove", "rhcos.iso"})
+			if bytesSHA(stream) != fileSHA(t, s.snoISO) {
+				t.Fatal("ignition remove -o - differs from ignition remove in place")
+			}
+			s.step(nil, []string{"network", "remove", "rhcos.iso"}, []string{"iso", "network", "remove", "rhcos.iso"})
+			s.step(nil, []string{"kargs", "reset", "rhcos.iso"}, []string{"iso", "kargs", "reset", "rhcos.iso"})
+			if fileSHA(t, s.snoISO) != s.pristine {
+				t.Fatal("removing everything did not give back the pristine ISO")
+			}
+			s.step(nil, []string{"kargs", "modify", "-a", "x", "rhcos.iso"}, []string{"iso", "kargs", "modify", "-a", "x", "rhcos.iso"})
+			s.step([]byte(smallConfig), []string{"ignition", "embed", "rhcos.iso"}, []string{"iso", "ignition", "embed", "rhcos.iso"})
+			s.step(nil, []string{"reset", "rhcos.iso"}, []string{"iso", "reset", "rhcos.iso"})
+			if fileSHA(t, s.snoISO) != s.pristine {
+				t.Fatal("reset did not give back the pristine ISO")
+			}
+		})
+	}
+}
+
+// TestDropInExtractsAsSnoISO: iso extract pxe, iso extract minimal-iso (standard output by
+// default) and pxe ignition wrap/unwrap give what sno-iso's commands give.
+func TestDropInExtractsAsSnoISO(t *testing.T) {
+	s := newSpellings(t, "embed-areas-2023-07.x86_64.iso")
+	listed := s.step(nil, []string{"pxe", "extract", "-o", "pxe", "rhcos.iso"}, []string{"iso", "extract", "pxe", "-o", "pxe", "rhcos.iso"})
+	if string(listed) != "pxe/rhcos-initrd.img\npxe/rhcos-rootfs.img\npxe/rhcos-vmlinuz\n" {
+		t.Errorf("extract pxe listed %q", listed)
+	}
+	for _, name := range []string{"rhcos-initrd.img", "rhcos-rootfs.img", "rhcos-vmlinuz"} {
+		if fileSHA(t, filepath.Join(s.snoDir, "pxe", name)) != fileSHA(t, filepath.Join(s.ciDir, "pxe", name)) {
+			t.Errorf("%s differs", name)
+		}
+	}
+	minimal := s.step(nil, []string{"minimal", "--rootfs-url", "https://example.com/rootfs", "rhcos.iso", "-"},
+		[]string{"iso", "extract", "minimal-iso", "--rootfs-url", "https://example.com/rootfs", "rhcos.iso"})
+	ci := dropInBinary(t)
+	out := filepath.Join(t.TempDir(), "minimal.iso")
+	mustRun(t, ci, nil, "iso", "extract", "minimal-iso", s.ciISO, out, "--rootfs-url", "https://example.com/rootfs")
+	if fileSHA(t, out) != bytesSHA(minimal) {
+		t.Error("minimal-iso to a file differs from minimal-iso to standard output")
+	}
+	if kargs := mustRun(t, ci, nil, "iso", "kargs", "show", out); !strings.Contains(string(kargs), "coreos.live.rootfs_url=https://example.com/rootfs") || strings.Contains(string(kargs), "coreos.liveiso=") {
+		t.Errorf("minimal ISO kargs = %q", kargs)
+	}
+
+	cfg := writeTestFile(t, t.TempDir(), "config.ign", []byte(smallConfig))
+	wrapped := s.step(nil, []string{"pxe", "ignition", "wrap", "-i", cfg}, []string{"pxe", "ignition", "wrap", "--ignition-file", cfg})
+	if got := s.step(wrapped, []string{"pxe", "ignition", "unwrap"}, []string{"pxe", "ignition", "unwrap"}); string(got) != smallConfig {
+		t.Errorf("pxe ignition unwrap = %q", got)
+	}
+}
+
+// mustRun runs bin and fails the test unless it succeeds.
+func mustRun(t testing.TB, bin string, stdin []byte, args ...string) []byte {
+	t.Helper()
+	r := runBinary(t, bin, "", stdin, args...)
+	if r.code != 0 {
+		t.Fatalf("%s %s: exit %d\n%s", filepath.Base(bin), strings.Join(args, " "), r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// TestDropInEmbedsUnvalidated: coreos-installer embeds any bytes, with a warning here, where
+// sno-iso's own spelling refuses a config the live system would reject.
+func TestDropInEmbedsUnvalidated(t *testing.T) {
+	// coreos-installer's iso-ignition.sh config, deliberately missing its closing brace.
+	broken := []byte(`{"ignition": {"version": "3.0.0"}` + "\n")
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	wantFailure(t, sno(t, broken, "ignition", "embed", "-o", filepath.Join(t.TempDir(), "x.iso"), iso), "not a valid Ignition config")
+	ci := dropInBinary(t)
+	r := runBinary(t, ci, "", broken, "iso", "ignition", "embed", iso)
+	if r.code != 0 || !strings.HasPrefix(string(r.stderr), "Warning: standard input is not a valid Ignition config") {
+		t.Fatalf("exit %d, stderr %q; want success with a warning", r.code, r.stderr)
+	}
+	if got := mustRun(t, ci, nil, "iso", "ignition", "show", iso); !bytes.Equal(got, broken) {
+		t.Fatalf("show = %q, want the bytes embedded", got)
+	}
+}
+
+// TestDropInShowISO decodes dev show iso's three documents and checks them against what the
+// fixtures' README and spec/coreos-live-iso.md section 8 measured.
+func TestDropInShowISO(t *testing.T) {
+	ci := dropInBinary(t)
+	x86 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	s390x := fixtures.File(t, "embed-areas-2023-07.s390x.iso")
+	type area struct {
+		Offset int64   `json:"offset"`
+		Length int64   `json:"length"`
+		Pad    *string `json:"pad"`
+		End    *string `json:"end"`
+	}
+	ignition := func(iso string) (a area) {
+		decodeStrict(t, mustRun(t, ci, nil, "dev", "show", "iso", "--ignition", iso), &a)
+		return a
+	}
+	if ign := ignition(x86); ign.Offset != 139264 || ign.Length != 262144 || ign.Pad != nil || ign.End != nil {
+		t.Errorf("x86_64 --ignition = %+v, want offset 139264, length 262144", ign)
+	}
+	if ign := ignition(s390x); ign.Offset != 203776 || ign.Length != 262144 {
+		t.Errorf("s390x --ignition = %+v, want offset 203776, length 262144", ign)
+	}
+	type kargs struct {
+		Length  int    `json:"length"`
+		Default string `json:"default"`
+		Kargs   []area `json:"kargs"`
+	}
+	kargsOf := func(iso string) (k kargs) {
+		decodeStrict(t, mustRun(t, ci, nil, "dev", "show", "iso", "--kargs", iso), &k)
+		return k
+	}
+	if k := kargsOf(x86); k.Length != 1139 || !strings.Contains(k.Default, "coreos.liveiso=fedora-coreos-38.20230718.dev.0") || len(k.Kargs) != 2 ||
+		k.Kargs[0].Offset != 137037 || k.Kargs[1].Offset != 408522 || k.Kargs[0].Length != 1139 ||
+		k.Kargs[0].Pad == nil || *k.Kargs[0].Pad != "#" || k.Kargs[0].End == nil || *k.Kargs[0].End != "\n" {
+		t.Errorf("x86_64 --kargs = %+v", k)
+	}
+	if k := kargsOf(s390x); k.Length != 896 || len(k.Kargs) != 1 || k.Kargs[0].Offset != 138368 ||
+		k.Kargs[0].Pad == nil || *k.Kargs[0].Pad != "\x00" || k.Kargs[0].End == nil || *k.Kargs[0].End != "\x00" {
+		t.Errorf("s390x --kargs = %+v", k)
+	}
+	// 2021-12's kargs.json names no pad or end: neither is shown.
+	if k := kargsOf(fixtures.File(t, "embed-areas-2021-12.iso")); k.Length != 1139 || len(k.Kargs) != 2 || k.Kargs[0].Pad != nil || k.Kargs[0].End != nil {
+		t.Errorf("2021-12 --kargs = %+v", k)
+	}
+	if got := mustRun(t, ci, nil, "dev", "show", "iso", "--kargs", fixtures.File(t, "embed-areas-2020-09.iso")); string(got) != "null\n" {
+		t.Errorf("--kargs of an ISO without kargs areas = %q, want null", got)
+	}
+
+	type document struct {
+		Header struct {
+			Descriptors []struct {
+				Type            string `json:"type"`
+				SystemID        string `json:"system_id"`
+				VolumeID        string `json:"volume_id"`
+				VolumeSpaceSize uint32 `json:"volume_space_size"`
+				Root            *struct {
+					Name    string `json:"name"`
+					Address uint32 `json:"address"`
+					Length  uint32 `json:"length"`
+				} `json:"root"`
+				BootSystemID string `json:"boot_system_id"`
+				BootID       string `json:"boot_id"`
+			} `json:"descriptors"`
+		} `json:"header"`
+		Records []string `json:"records"`
+	}
+	var doc document
+	decodeStrict(t, mustRun(t, ci, nil, "dev", "show", "iso", x86), &doc)
+	var types []string
+	for _, d := range doc.Header.Descriptors {
+		types = append(types, d.Type)
+	}
+	if !slices.Equal(types, []string{"primary", "boot", "supplementary"}) {
+		t.Fatalf("descriptor types %v, want primary, boot, supplementary", types)
+	}
+	p, boot := doc.Header.Descriptors[0], doc.Header.Descriptors[1]
+	if p.SystemID != "LINUX" || p.VolumeID != "fedora-coreos-38.20230718.dev.0" || p.VolumeSpaceSize != 362 ||
+		p.Root == nil || p.Root.Name != "." || p.Root.Address != 29 {
+		t.Errorf("primary descriptor %+v (root %+v)", p, p.Root)
+	}
+	if !strings.Contains(boot.BootSystemID, "EL TORITO") {
+		t.Errorf("boot descriptor %+v", boot)
+	}
+	for _, want := range []string{"EFI", "IMAGES/PXEBOOT", "IMAGES/PXEBOOT/ROOTFS.IMG", "COREOS/IGNINFO.JSO", "COREOS/KARGS.JSO"} {
+		if !slices.Contains(doc.Records, want) {
+			t.Errorf("records lack %s: %v", want, doc.Records)
+		}
+	}
+	// Any ISO9660 image, CoreOS or not.
+	var synthetic document
+	decodeStrict(t, mustRun(t, ci, nil, "dev", "show", "iso", fixtures.File(t, "synthetic.iso")), &synthetic)
+	if p := synthetic.Header.Descriptors[0]; p.VolumeID != "volume-ID-string" || p.SystemID != "system-ID-string" || p.VolumeSpaceSize != 338 {
+		t.Errorf("synthetic.iso primary descriptor %+v", p)
+	}
+}
+
+// decodeStrict decodes a dev show iso document into v, whose tags are coreos-installer's field
+// names, refusing unknown fields so that a misspelt name fails.
+func decodeStrict(t testing.TB, data []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("decoding %s: %v", data, err)
+	}
+}
+
+// TestDropInExitCodes: errors exit 1 and bad command lines 2, as with coreos-installer; a
+// coreos-installer command the drop-in does not provide says so in one line and exits 1.
+func TestDropInExitCodes(t *testing.T) {
+	ci := dropInBinary(t)
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"iso", "ignition", "show", iso}, 1, "No embedded Ignition config"},
+		{[]string{"iso", "ignition", "embed"}, 2, "exactly one ISO"},
+		{[]string{"iso", "ignition", "embed", "--frobnicate", iso}, 2, "frobnicate"},
+		{[]string{"iso", "network", "embed", iso}, 2, "--keyfile"},
+		{[]string{"iso", "ignitoin", "show", iso}, 2, "ignitoin"},
+		{[]string{"dev", "show", "iso", "--ignition", "--kargs", iso}, 2, "cannot be used together"},
+		{[]string{"install", "--dest-device", "/dev/sda", "-i", "config.ign"}, 1, "`coreos-installer install` is not provided"},
+		{[]string{"iso", "customize", "--dest-device", "/dev/sda", iso}, 1, "`coreos-installer iso customize` is not provided"},
+		{[]string{"pxe", "network", "wrap", "-k", "a.nmconnection"}, 1, "`coreos-installer pxe network` is not provided"},
+	} {
+		r := runBinary(t, ci, "", nil, c.args...)
+		if r.code != c.code || !strings.Contains(string(r.stderr), c.want) {
+			t.Errorf("coreos-installer %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+		if c.code == 1 && strings.Contains(c.want, "not provided") {
+			if lines := strings.Split(strings.TrimSuffix(string(r.stderr), "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "run coreos-installer itself") {
+				t.Errorf("not-provided message is not one line saying what to run: %q", r.stderr)
+			}
+		}
+	}
+	// coreos-installer allows kargs modify without edits; sno-iso's own spelling asks for one.
+	mustRun(t, ci, nil, "iso", "kargs", "modify", iso)
+	if r := sno(t, nil, "kargs", "modify", iso); r.code != 2 {
+		t.Errorf("sno-iso kargs modify without edits: exit %d, want 2", r.code)
+	}
+}
