@@ -39,9 +39,9 @@ const dropInProvides = "iso ignition embed|show|remove, iso kargs modify|reset|s
 func newDropInApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := newApp(stdin, stdout, stderr)
 	app.Name = dropInName
-	app.Usage = "sno-iso acting as coreos-installer for " + dropInProvides
+	app.Usage = "sno-iso acting as coreos-installer for its ISO and PXE image commands"
 	app.Description = "This is sno-iso run through a link named coreos-installer. It accepts coreos-installer's\n" +
-		"command lines for the commands above; for any other, run coreos-installer itself."
+		"command lines for " + dropInProvides + ";\nfor any other, run coreos-installer itself."
 	app.Commands = dropInCommands()
 	setUsageErrorHandler(app.Commands)
 	return app
@@ -54,6 +54,17 @@ func dropInCommands() []*cli.Command {
 		notProvided("download"),
 		notProvided("list-stream"),
 		{Name: "iso", Usage: "Commands to manage a CoreOS live ISO image", Subcommands: []*cli.Command{
+			deprecated("embed", "ignition embed", &cli.Command{
+				ArgsUsage: "ISO",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config to embed [default: stdin]"},
+					dropInForce("Overwrite an existing Ignition config"),
+					dropInOutput(),
+				},
+				Action: func(c *cli.Context) error { return embedIgnitionFrom(c, readIgnitionUnvalidated) },
+			}),
+			deprecated("show", "ignition show", &cli.Command{ArgsUsage: "ISO", Action: ignitionShow}),
+			deprecated("remove", "ignition remove", &cli.Command{ArgsUsage: "ISO", Flags: []cli.Flag{dropInOutput()}, Action: ignitionRemove}),
 			notProvided("customize"),
 			{Name: "ignition", Usage: "Embed an Ignition config in a CoreOS live ISO image", Subcommands: []*cli.Command{
 				{
@@ -177,6 +188,18 @@ func notProvided(name string) *cli.Command {
 				c.Command.HelpName, dropInProvides)
 		},
 	}
+}
+
+// deprecated is coreos-installer's hidden `iso NAME`, which says to use `iso INSTEAD` and
+// runs as it.
+func deprecated(name, instead string, c *cli.Command) *cli.Command {
+	c.Name, c.Hidden, c.Usage = name, true, "deprecated: use iso "+instead
+	action := c.Action
+	c.Action = func(ctx *cli.Context) error {
+		fmt.Fprintf(ctx.App.ErrWriter, "`iso %s` is deprecated; use `iso %s`.  Continuing.\n", name, instead)
+		return action(ctx)
+	}
+	return c
 }
 
 // readIgnitionUnvalidated reads the config as coreos-installer does, without validating it,

@@ -321,3 +321,19 @@ func TestDropInExitCodes(t *testing.T) {
 		t.Errorf("sno-iso kargs modify without edits: exit %d, want 2", r.code)
 	}
 }
+
+// TestDropInDeprecatedCommands: coreos-installer's hidden iso embed|show|remove still work,
+// saying which command replaces them, and embed the same bytes as iso ignition embed.
+func TestDropInDeprecatedCommands(t *testing.T) {
+	s := newSpellings(t, "embed-areas-2023-07.x86_64.iso")
+	cfg := writeTestFile(t, t.TempDir(), "config.ign", []byte(smallConfig))
+	s.step(nil, []string{"ignition", "embed", "-i", cfg, "rhcos.iso"}, []string{"iso", "embed", "--config", cfg, "rhcos.iso"})
+	r := runBinary(t, s.ci, s.ciDir, nil, "iso", "show", "rhcos.iso")
+	if r.code != 0 || string(r.stdout) != smallConfig || !strings.HasPrefix(string(r.stderr), "`iso show` is deprecated; use `iso ignition show`.") {
+		t.Fatalf("iso show: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	s.step(nil, []string{"ignition", "remove", "rhcos.iso"}, []string{"iso", "remove", "rhcos.iso"})
+	if fileSHA(t, s.ciISO) != s.pristine {
+		t.Fatal("iso remove did not give back the pristine ISO")
+	}
+}
