@@ -315,6 +315,23 @@ func TestDropInExitCodes(t *testing.T) {
 			}
 		}
 	}
+	// An existing output is kept, and the advice names no option coreos-installer lacks.
+	dir := t.TempDir()
+	cfg := writeTestFile(t, dir, "config.ign", []byte(smallConfig))
+	existing := writeTestFile(t, dir, "existing", []byte("keep me"))
+	for _, args := range [][]string{
+		{"pxe", "ignition", "wrap", "-i", cfg, "-o", existing},
+		{"iso", "ignition", "embed", "-f", "-i", cfg, "-o", existing, iso},
+		{"iso", "extract", "minimal-iso", iso, existing},
+	} {
+		r := runBinary(t, ci, "", nil, args...)
+		if r.code != 1 || !strings.Contains(string(r.stderr), "File exists; remove it or name another output") {
+			t.Errorf("coreos-installer %v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		if got, _ := os.ReadFile(existing); string(got) != "keep me" {
+			t.Fatalf("coreos-installer %v replaced an existing output", args)
+		}
+	}
 	// coreos-installer allows kargs modify without edits; sno-iso's own spelling asks for one.
 	mustRun(t, ci, nil, "iso", "kargs", "modify", iso)
 	if r := sno(t, nil, "kargs", "modify", iso); r.code != 2 {

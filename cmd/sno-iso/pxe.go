@@ -126,7 +126,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return forceAdvice(isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}))
+	return existsAdvice(c, isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
