@@ -67,8 +67,9 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 	}
 	defer peer.Stop()
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer.Port)
-	local, localURL := startServer(sno, iso, filepath.Dir(node))
-	remote, remoteURL := startServer(sno, peerURL+"/rhcos-live.iso", filepath.Dir(node))
+	nodes := filepath.Dir(node)
+	local, localBase := startServer(sno, iso, nodes)
+	remote, remoteBase := startServer(sno, peerURL+"/rhcos-live.iso", nodes)
 	defer func() {
 		for _, s := range []*os.Process{local.Process, remote.Process} {
 			s.Signal(syscall.SIGTERM)
@@ -77,30 +78,32 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		remote.Wait()
 	}()
 
+	// The node's capability URL on each replica; both read the secret in the nodes directory.
+	peerISO, localISO, remoteISO := peerURL+"/sno.iso", servedISOURL(sno, nodes, localBase), servedISOURL(sno, nodes, remoteBase)
 	// The same bytes from all three, which also prepares the node and warms the caches.
 	want := fileSHA256(prebuilt)
-	for _, u := range []string{peerURL, localURL, remoteURL} {
+	for _, u := range []string{peerISO, localISO, remoteISO} {
 		h := sha256.New()
-		download(u+"/sno.iso", h)
+		download(u, h)
 		if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
-			log.Fatalf("%s/sno.iso is not what sno-iso build wrote", u)
+			log.Fatalf("%s is not what sno-iso build wrote", u)
 		}
 	}
 	st, err := os.Stat(prebuilt)
 	if err != nil {
 		log.Fatal(err)
 	}
-	originBefore := metric(remoteURL, "sno_iso_origin_bytes_total")
+	originBefore := metric(remoteBase, "sno_iso_origin_bytes_total")
 	var peerRuns, localRuns, remoteRuns []run
 	var localRatios, remoteRatios []float64
 	for range rounds {
-		p := timed(func() { downloadConcurrently(peerURL + "/sno.iso") })
-		l := timed(func() { downloadConcurrently(localURL + "/sno.iso") })
-		r := timed(func() { downloadConcurrently(remoteURL + "/sno.iso") })
+		p := timed(func() { downloadConcurrently(peerISO) })
+		l := timed(func() { downloadConcurrently(localISO) })
+		r := timed(func() { downloadConcurrently(remoteISO) })
 		peerRuns, localRuns, remoteRuns = append(peerRuns, p), append(localRuns, l), append(remoteRuns, r)
 		localRatios, remoteRatios = append(localRatios, ratio(l, p)), append(remoteRatios, ratio(r, p))
 	}
-	perDownload := (metric(remoteURL, "sno_iso_origin_bytes_total") - originBefore) / float64(fleetClients*rounds)
+	perDownload := (metric(remoteBase, "sno_iso_origin_bytes_total") - originBefore) / float64(fleetClients*rounds)
 	total := float64(fleetClients * st.Size())
 	gbps := func(r run) float64 { return total / r.wall.Seconds() / 1e9 }
 	p, l, r := median(peerRuns), median(localRuns), median(remoteRuns)
