@@ -124,8 +124,8 @@ func createNamed(dir *outDir, create func(name string) (*os.File, error)) (*temp
 			return nil, err
 		}
 		t := &tempFile{f: f, dir: dir, name: newTempPrefix + suffix}
-		// Without locks (some network filesystems) the temporary is only never removed by
-		// another run.
+		// Where locks fail (some network filesystems) no other run can take the lock
+		// either, so the temporary is never taken for a leftover.
 		tryLock(f)
 		if err := dir.root.Rename(t.name, tempPrefix+suffix); err != nil {
 			t.discard()
