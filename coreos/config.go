@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/input"
+	"github.com/sno-iso/sno-iso/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -199,7 +200,7 @@ func (p *configParser) walkMapping(n *yaml.Node, where string, known []string, s
 			return p.errorf(key, "key %q is not supported by this version of sno-iso", name)
 		default:
 			msg := fmt.Sprintf("unknown key %q%s", name, in)
-			if s := suggestKey(name, known); s != "" {
+			if s := suggest.Nearest(name, known); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			return p.errorf(key, "%s", msg)
@@ -390,40 +391,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// suggestKey returns the known key closest to a misspelt one: the same up to case, or at
-// most two edits away.
-func suggestKey(name string, known []string) string {
-	best, bestDistance := "", 3
-	for _, k := range known {
-		if strings.EqualFold(k, name) {
-			return k
-		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDistance {
-			best, bestDistance = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

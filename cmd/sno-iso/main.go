@@ -12,8 +12,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/sno-iso/sno-iso/internal/suggest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -62,8 +64,32 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error {
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		return unknownOption(c, name)
+	}
 	return &usageError{err.Error()}
+}
+
+// unknownOption is the usage error of an option the command does not have (name without
+// its dashes), with the nearest one it has.
+func unknownOption(c *cli.Context, name string) error {
+	var names []string
+	for _, f := range c.Command.VisibleFlags() {
+		names = append(names, f.Names()...)
+	}
+	if s := suggest.Nearest(name, names); s != "" {
+		return usagef("unknown option %s; did you mean %s?", optionName(name), optionName(s))
+	}
+	return usagef("unknown option %s; run %s --help to list the options", optionName(name), c.Command.HelpName)
+}
+
+// optionName spells an option as the help does: -o, --output.
+func optionName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // setUsageErrorHandler makes every command report a bad command line as a usage error (exit
@@ -115,7 +141,15 @@ func unknownCommand(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return cli.ShowSubcommandHelp(c)
 	}
-	return usagef("unknown command %q; run %s --help to list the commands", c.Args().First(), c.Command.HelpName)
+	name := c.Args().First()
+	var names []string
+	for _, sub := range c.Command.VisibleCommands() {
+		names = append(names, sub.Names()...)
+	}
+	if s := suggest.Nearest(name, names); s != "" {
+		return usagef("unknown command %q; did you mean %q?", name, s)
+	}
+	return usagef("unknown command %q; run %s --help to list the commands", name, c.Command.HelpName)
 }
 
 func main() {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// wantUsageError asserts exit 2 (a command line that cannot run) with exactly the line
+// "Error: <want>" on stderr.
+func wantUsageError(t *testing.T, r result, want string) {
+	t.Helper()
+	if r.code != 2 {
+		t.Errorf("exit %d, want 2 (usage); stderr %q", r.code, r.stderr)
+	}
+	if got := strings.TrimSuffix(string(r.stderr), "\n"); got != "Error: "+want {
+		t.Errorf("stderr %q, want %q", got, "Error: "+want)
+	}
+}
+
+// TestMistypedNamesSuggestTheNearest: a mistyped command, subcommand or option names the one
+// the user most likely meant; a name near nothing points to --help instead.
+func TestMistypedNamesSuggestTheNearest(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bulid"}, `unknown command "bulid"; did you mean "build"?`},
+		{[]string{"ignition", "embedd", "rhcos.iso"}, `unknown command "embedd"; did you mean "embed"?`},
+		{[]string{"pxe", "ignition", "wrapp"}, `unknown command "wrapp"; did you mean "wrap"?`},
+		{[]string{"build", "--ignitoin", "x.ign"}, `unknown option --ignitoin; did you mean --ignition?`},
+		{[]string{"serve", "urls", "--nodse", "nodes"}, `unknown option --nodse; did you mean --nodes?`},
+		{[]string{"--verison"}, `unknown option --verison; did you mean --version?`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"; run sno-iso --help to list the commands`},
+		{[]string{"ignition", "embed", "-z", "rhcos.iso"}, `unknown option -z; run sno-iso ignition embed --help to list the options`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			wantUsageError(t, sno(t, nil, c.args...), c.want)
+		})
+	}
+}
