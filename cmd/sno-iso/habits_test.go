@@ -38,3 +38,20 @@ func TestMistypedNamesSuggestTheNearest(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpCommand: `sno-iso help CMD [SUBCMD]` prints what `CMD [SUBCMD] --help` prints, and
+// a mistyped name in it is an unknown command.
+func TestHelpCommand(t *testing.T) {
+	for _, path := range [][]string{{}, {"build"}, {"ignition"}, {"ignition", "embed"}, {"pxe", "ignition", "wrap"}} {
+		help := mustSno(t, nil, append([]string{"help"}, path...)...)
+		want := mustSno(t, nil, append(path, "--help")...)
+		if string(help) != string(want) {
+			t.Errorf("help %s printed\n%s\nwant\n%s", strings.Join(path, " "), help, want)
+		}
+		if name := strings.Join(append([]string{"sno-iso"}, path...), " "); !strings.Contains(string(help), name) {
+			t.Errorf("help %s does not name %q:\n%s", strings.Join(path, " "), name, help)
+		}
+	}
+	wantUsageError(t, sno(t, nil, "help", "bulid"), `unknown command "bulid"; did you mean "build"?`)
+	wantUsageError(t, sno(t, nil, "help", "ignition", "embedd"), `unknown command "embedd"; did you mean "embed"?`)
+}

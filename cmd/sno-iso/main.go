@@ -162,7 +162,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, intersperse(app, args))
+	err := app.RunContext(ctx, intersperse(app, helpArgs(app, args)))
 	if err == nil {
 		return 0
 	}
