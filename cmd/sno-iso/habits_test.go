@@ -1,8 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // wantUsageError asserts exit 2 (a command line that cannot run) with exactly the line
@@ -54,4 +61,35 @@ func TestHelpCommand(t *testing.T) {
 	}
 	wantUsageError(t, sno(t, nil, "help", "bulid"), `unknown command "bulid"; did you mean "build"?`)
 	wantUsageError(t, sno(t, nil, "help", "ignition", "embedd"), `unknown command "embedd"; did you mean "embed"?`)
+}
+
+// TestDestDeviceIsInstallationDisk: coreos-installer's --dest-device names the installation
+// disk of build and pxe build.
+func TestDestDeviceIsInstallationDisk(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	ign := bipConfig(t, dir, 150000)
+	const disk = "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"
+	out := filepath.Join(dir, "sno.iso")
+	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--dest-device", disk, "-o", out)
+	var report node.Report
+	if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &report); err != nil {
+		t.Fatal(err)
+	}
+	if report.Installation == nil || report.Installation.Disk != disk {
+		t.Errorf("build --dest-device %s installs to %+v", disk, report.Installation)
+	}
+	pxeDir := filepath.Join(dir, "pxe")
+	mustSno(t, nil, "pxe", "build", "--iso", withInitramfs(t, stockLiveInitramfs(t)), "--ignition", ign, "--dest-device", disk, "-o", pxeDir)
+	wrapped, err := os.ReadFile(filepath.Join(pxeDir, "initrd.img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := coreos.InspectIgnition(mustSno(t, wrapped, "pxe", "ignition", "unwrap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Installation.Disk != disk {
+		t.Errorf("pxe build --dest-device %s installs to %s", disk, info.Installation.Disk)
+	}
 }

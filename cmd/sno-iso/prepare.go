@@ -16,7 +16,8 @@ func nodeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ignition", Usage: "the bootstrap-in-place Ignition `FILE` (openshift-install create single-node-ignition-config)", Required: true},
 		&cli.StringFlag{Name: "config", Usage: "sno.yaml `FILE` with the coreOSInstallation settings"},
 		&cli.StringFlag{Name: "install-config", Usage: "take bootstrapInPlace.installationDisk from this install-config.yaml `FILE`"},
-		&cli.StringFlag{Name: "installation-disk", Usage: "install to `DEVICE` (prefer /dev/disk/by-id or by-path names)"},
+		// --dest-device is coreos-installer install's name for the same device.
+		&cli.StringFlag{Name: "installation-disk", Aliases: []string{"dest-device"}, Usage: "install to `DEVICE` (prefer /dev/disk/by-id or by-path names)"},
 		&cli.BoolFlag{Name: "copy-network", Usage: "copy the live system's NetworkManager keyfiles to the installed node"},
 		&cli.StringSliceFlag{Name: "append-karg", Usage: "kernel argument `KARG` for the installed node (repeatable)"},
 		&cli.StringSliceFlag{Name: "delete-karg", Usage: "kernel argument `KARG` to remove on the installed node (repeatable)"},
