@@ -13,15 +13,17 @@ func buildCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "build",
 		Usage: "make single-node boot media: embed the bootstrap-in-place Ignition with install-to-disk set",
-		Description: "Reads the bootstrap-in-place-for-live-iso.ign that `openshift-install create single-node-ignition-config`\n" +
-			"wrote, sets its install-to-disk unit and script from sno.yaml (or install-config.yaml's\n" +
-			"bootstrapInPlace) and the flags, and writes a copy of the live ISO that boots, installs the node\n" +
-			"to the disk and reboots into it.",
+		Description: "Reads the bootstrap-in-place-for-live-iso.ign that\n" +
+			"`openshift-install create single-node-ignition-config` wrote, sets its install-to-disk unit and\n" +
+			"script from sno.yaml (or install-config.yaml's bootstrapInPlace) and the flags, and writes a copy\n" +
+			"of the live ISO that boots, installs the node to the disk and reboots into it.",
 		Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (- for standard output; default sno-<volume id>.iso)"},
 			forceFlag("replace an existing output file"),
-			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)"},
-			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`"},
+			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)",
+				DefaultText: "true when sno.yaml's output.kind is minimal"},
+			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`",
+				DefaultText: "sno.yaml's output.rootfsURL"},
 			growEmbedAreaFlag(),
 		), nodeFlags()...),
 		Action: withLiveISO(build),

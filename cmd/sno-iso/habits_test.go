@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/urfave/cli/v2"
 )
 
 // wantUsageError asserts exit 2 (a command line that cannot run) with exactly the line
@@ -91,5 +97,55 @@ func TestDestDeviceIsInstallationDisk(t *testing.T) {
 	}
 	if info.Installation.Disk != disk {
 		t.Errorf("pxe build --dest-device %s installs to %s", disk, info.Installation.Disk)
+	}
+}
+
+// commandPaths lists every command a user can ask --help of, hidden ones included, as
+// argument lists.
+func commandPaths(parent []string, commands []*cli.Command) [][]string {
+	var paths [][]string
+	for _, c := range commands {
+		path := append(slices.Clone(parent), c.Name)
+		paths = append(append(paths, path), commandPaths(path, c.Subcommands)...)
+	}
+	return paths
+}
+
+// TestHelpFitsHundredColumns: every --help reads in a terminal of 100 columns, and prints
+// no default that says nothing (false for an option that is off unless given) or says it
+// the long way (1m0s).
+func TestHelpFitsHundredColumns(t *testing.T) {
+	paths := append([][]string{{}}, commandPaths(nil, newApp(nil, io.Discard, io.Discard).Commands)...)
+	longDuration := regexp.MustCompile(`\(default: [^)]*[0-9][hm]0s\)`)
+	for _, path := range paths {
+		help := mustSno(t, nil, append(path, "--help")...)
+		if bytes.Contains(help, []byte("(default: false)")) || longDuration.Match(help) {
+			t.Errorf("sno-iso %s --help:\n%s", strings.Join(path, " "), help)
+		}
+		for i, line := range strings.Split(string(help), "\n") {
+			if n := utf8.RuneCountInString(line); n > helpWidth {
+				t.Errorf("sno-iso %s --help line %d has %d columns: %q", strings.Join(path, " "), i+1, n, line)
+			}
+		}
+	}
+}
+
+// TestHelpShowsTheRealDefaults: the node options left out keep sno.yaml's settings, and
+// --copy-network follows the network keyfiles; --help says so rather than "false".
+func TestHelpShowsTheRealDefaults(t *testing.T) {
+	// Words as they read, wherever the lines break.
+	help := strings.Join(strings.Fields(string(mustSno(t, nil, "help", "build"))), " ")
+	for _, want := range []string{
+		"(default: sno.yaml's copyNetwork, else true with network keyfiles and false without)",
+		"(default: sno.yaml's wipeDisk, else false)",
+		"(default: sno.yaml's rebootDelay, else 1m)",
+		"(default: true when sno.yaml's output.kind is minimal)",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("build --help lacks %q:\n%s", want, help)
+		}
+	}
+	if help := string(mustSno(t, nil, "help", "serve")); !strings.Contains(help, "(default: 1h)") {
+		t.Errorf("serve --help does not show --rotation-grace's default as 1h:\n%s", help)
 	}
 }

@@ -61,6 +61,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	setUsageErrorHandler(app.Commands)
+	setDefaultTexts(app.Commands)
 	return app
 }
 

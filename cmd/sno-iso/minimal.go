@@ -15,8 +15,9 @@ func minimalCommand() *cli.Command {
 		Name:      "minimal",
 		Usage:     "make a minimal ISO: the live ISO without its root file system, fetched over HTTP(S) at boot",
 		ArgsUsage: "ISO OUT",
-		Description: "Writes OUT (- for standard output): byte for byte what `coreos-installer iso extract minimal-iso`\n" +
-			"writes when the ISO carries coreos/miniso.dat, else a rebuilt ISO that still boots from CD and USB stick.\n" +
+		Description: "Writes OUT (- for standard output): byte for byte what\n" +
+			"`coreos-installer iso extract minimal-iso` writes when the ISO carries coreos/miniso.dat, else a\n" +
+			"rebuilt ISO that still boots from CD and USB stick.\n" +
 			"Without --rootfs-url the live system needs coreos.live.rootfs_url= added at boot (or PXE).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "rootfs-url", Usage: "fetch the root file system from `URL` (added as coreos.live.rootfs_url=)"},
