@@ -28,7 +28,7 @@ var advice = []struct {
 	{coreos.ErrKargRemoval, "; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead"},
 	{isobuilder.ErrHasIgnition, "; use -f to replace it"},
 	{isobuilder.ErrHasKeyfiles, "; use -f to replace them"},
-	{serve.ErrNodesNotDir, "; --nodes names a directory with one subdirectory per node"},
+	{serve.ErrNodesNotDir, "; " + nodesDirAdvice},
 	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
 	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},

@@ -26,6 +26,7 @@ func buildCommand() *cli.Command {
 				DefaultText: "sno.yaml's output.rootfsURL"},
 			growEmbedAreaFlag(),
 		), nodeFlags()...),
+		Before: refuseStandardInput,
 		Action: withLiveISO(build),
 	}
 }
@@ -33,6 +34,9 @@ func buildCommand() *cli.Command {
 func build(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usagef("build takes no arguments, got %q; the ISO goes in --iso", c.Args().Slice())
+	}
+	if err := refuseDeviceOutput(c.String("output"), "-o -"); err != nil {
+		return err
 	}
 	iso, isoPath, n, err := openNode(c)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -147,5 +149,86 @@ func TestHelpShowsTheRealDefaults(t *testing.T) {
 	}
 	if help := string(mustSno(t, nil, "help", "serve")); !strings.Contains(help, "(default: 1h)") {
 		t.Errorf("serve --help does not show --rotation-grace's default as 1h:\n%s", help)
+	}
+}
+
+// TestBadValuesSayWhatToGive: a flag value that does not parse, an address without a host, a
+// missing nodes directory, standard input for a node's file and a device as the output
+// file each say what to give instead.
+func TestBadValuesSayWhatToGive(t *testing.T) {
+	dir := t.TempDir()
+	ign := writeFile(t, filepath.Join(dir, "config.ign"), "{}")
+	iso := filepath.Join(dir, "rhcos.iso") // never read: the command line is refused first
+	nodes := t.TempDir()
+	missing := filepath.Join(dir, "nosuchdir")
+	noNodes := "the nodes directory " + missing + " does not exist; --nodes names a directory with one subdirectory per node, " +
+		"holding its bootstrap-in-place-for-live-iso.ign and, optionally, its sno.yaml"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"build", "--iso", iso, "--ignition", ign, "--reboot-delay", "5"}, 2,
+			`--reboot-delay "5" is not a duration: give it a unit, e.g. 5m (or 5s, 5h)`},
+		{[]string{"build", "--iso", iso, "--ignition", ign, "--reboot-delay", "soon"}, 2,
+			`--reboot-delay "soon" is not a duration: a number with a unit, such as 30s, 5m or 1h`},
+		{[]string{"build", "--iso", iso, "--ignition", ign, "--copy-network=maybe"}, 2,
+			`--copy-network "maybe" is not true or false: give --copy-network to turn it on, --copy-network=false to turn it off`},
+		{[]string{"serve", "--iso", iso, "--nodes", nodes, "--max-concurrent", "many"}, 2, `--max-concurrent "many" is not a whole number`},
+		{[]string{"serve", "--iso", iso, "--nodes", nodes, "--listen", "8091"}, 2,
+			`--listen "8091" is not HOST:PORT: write :8091 to listen on every address, or 127.0.0.1:8091 for this machine only`},
+		{[]string{"serve", "--iso", iso, "--nodes", nodes, "--listen", "127.0.0.1:0", "--admin-listen", "9091"}, 2,
+			`--admin-listen "9091" is not HOST:PORT: write :9091 to listen on every address, or 127.0.0.1:9091 for this machine only`},
+		{[]string{"serve", "--iso", iso, "--nodes", missing}, 1, noNodes},
+		{[]string{"serve", "urls", "--nodes", missing}, 1, noNodes},
+		{[]string{"build", "--iso", iso, "--ignition", "-"}, 2,
+			"--ignition -: sno-iso build reads files, not standard input; save it to a file and give its path"},
+		{[]string{"pxe", "build", "--iso", iso, "--ignition", ign, "--network-keyfile", "-", "-o", dir}, 2,
+			"--network-keyfile -: sno-iso pxe build reads files, not standard input; save it to a file and give its path"},
+	} {
+		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+			r := sno(t, nil, c.args...)
+			if got := strings.TrimSuffix(string(r.stderr), "\n"); r.code != c.code || got != "Error: "+c.want {
+				t.Errorf("sno-iso %q: exit %d, stderr %q; want exit %d, %q", c.args, r.code, got, c.code, "Error: "+c.want)
+			}
+		})
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("serve created the missing nodes directory %s", missing)
+	}
+}
+
+// TestListenInUseSaysWhatToDo: a port another program holds is named, with what to do.
+func TestListenInUseSaysWhatToDo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	r := sno(t, nil, "serve", "--iso", filepath.Join(t.TempDir(), "rhcos.iso"), "--nodes", t.TempDir(), "--listen", addr)
+	wantFailure(t, r, "--listen "+addr+": ", "address already in use; another program (another sno-iso serve?) listens there: stop it, or pick another port")
+}
+
+// TestDeviceOutputSaysStream: a device named as the output file (a USB stick; /dev/null here)
+// is refused before anything is read, with the command line that writes to it.
+func TestDeviceOutputSaysStream(t *testing.T) {
+	if info, err := os.Stat(os.DevNull); err != nil || info.Mode()&fs.ModeDevice == 0 {
+		t.Skipf("%s is not a device here", os.DevNull)
+	}
+	dir := t.TempDir()
+	iso := filepath.Join(dir, "rhcos.iso") // never read
+	ign := writeFile(t, filepath.Join(dir, "config.ign"), "{}")
+	stream := "-o - > " + os.DevNull
+	for _, c := range []struct {
+		args   []string
+		stream string
+	}{
+		{[]string{"build", "--iso", iso, "--ignition", ign, "-o", os.DevNull}, stream},
+		{[]string{"kargs", "modify", "-a", "console=ttyS0", "-o", os.DevNull, iso}, stream},
+		{[]string{"reset", "-o", os.DevNull, iso}, stream},
+		{[]string{"minimal", iso, os.DevNull}, "sno-iso minimal " + iso + " - > " + os.DevNull},
+	} {
+		wantUsageError(t, sno(t, nil, c.args...), os.DevNull+" is a device, not a file: write the image to it as a stream, with "+c.stream)
 	}
 }

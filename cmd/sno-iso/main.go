@@ -69,6 +69,9 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
 		return unknownOption(c, name)
 	}
+	if err, ok := flagValueError(c, err); ok {
+		return err
+	}
 	return &usageError{err.Error()}
 }
 
@@ -103,14 +106,17 @@ func setUsageErrorHandler(commands []*cli.Command) {
 			c.Action = unknownCommand
 		}
 		required, outputs := takeRequiredFlags(c.Flags), outputFlagNames(c.Flags)
-		if len(required)+len(outputs) > 0 {
+		if before := c.Before; len(required)+len(outputs) > 0 {
 			c.Before = func(ctx *cli.Context) error {
 				for _, name := range required {
 					if !ctx.IsSet(name) {
 						return usagef("%s needs --%s (see --help)", ctx.Command.HelpName, name)
 					}
 				}
-				return refuseEmptyOutputs(ctx, outputs)
+				if err := refuseEmptyOutputs(ctx, outputs); err != nil || before == nil {
+					return err
+				}
+				return before(ctx)
 			}
 		}
 		setUsageErrorHandler(c.Subcommands)

@@ -37,6 +37,9 @@ func minimal(c *cli.Context) error {
 	if out == "" {
 		return usagef("minimal: the output argument is empty; name a file (- for standard output)")
 	}
+	if err := refuseDeviceOutput(out, "sno-iso minimal "+isoPath+" -"); err != nil {
+		return err
+	}
 	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
 	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
 	if opts.RootfsURL != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -32,6 +33,20 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
 		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node unless --copy-network=false (repeatable)"},
 	}
+}
+
+// nodeFileFlags are the node options that name files to read.
+var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile"}
+
+// refuseStandardInput refuses - for a node's input file: a node's inputs are files, read
+// again when serve sees them change and named in messages.
+func refuseStandardInput(c *cli.Context) error {
+	for _, name := range nodeFileFlags {
+		if slices.Contains(c.StringSlice(name), "-") || c.String(name) == "-" {
+			return usagef("--%s -: %s reads files, not standard input; save it to a file and give its path", name, c.Command.HelpName)
+		}
+	}
+	return nil
 }
 
 // nodeInputsFromFlags collects the node options of the command line; flags left unset keep

@@ -66,6 +66,9 @@ func serveNodes(c *cli.Context) error {
 	if !c.IsSet("nodes") {
 		return usagef("%s needs --nodes (see --help)", c.Command.HelpName)
 	}
+	if err := checkNodesDir(c); err != nil {
+		return err
+	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
