@@ -260,7 +260,11 @@ func (p *configParser) output(n *yaml.Node, o *Output) error {
 				err = p.errorf(v, "%s.kind is %q: use full or minimal", outputKey, o.Kind)
 			}
 		case "rootfsURL":
-			o.RootfsURL, err = p.str(v, outputKey+".rootfsURL")
+			if o.RootfsURL, err = p.str(v, outputKey+".rootfsURL"); err == nil {
+				if urlErr := ValidateRootfsURL(o.RootfsURL); urlErr != nil {
+					err = p.errorf(v, "%s.rootfsURL: %v", outputKey, urlErr)
+				}
+			}
 		}
 		return err
 	})

@@ -17,6 +17,9 @@ const (
 	LiveIPNotCopied
 	// MinimalOverDHCP says that a minimal ISO relies on DHCP to fetch its root file system.
 	MinimalOverDHCP
+	// MinimalWithoutRootfsURL says that a minimal ISO has no URL to fetch its root file
+	// system from: it cannot boot unaided. Setting is the sno.yaml setting that gives one.
+	MinimalWithoutRootfsURL
 )
 
 // Warning is something worth telling the user once the media is known to be writable.

@@ -46,7 +46,7 @@ func errorText(err error) string {
 }
 
 // warningFlags names the flag that does what a warning's sno.yaml setting does.
-var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-network"}
+var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-network", node.MinimalWithoutRootfsURL: "--rootfs-url"}
 
 // printWarnings prints a node's warnings, naming the flag beside the setting they advise.
 func printWarnings(w io.Writer, warnings []node.Warning) {

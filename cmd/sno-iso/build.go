@@ -38,6 +38,11 @@ func build(c *cli.Context) error {
 	if err := refuseDeviceOutput(c.String("output"), "-o -"); err != nil {
 		return err
 	}
+	if c.IsSet("rootfs-url") {
+		if err := checkRootfsURLFlag(c.String("rootfs-url")); err != nil {
+			return err
+		}
+	}
 	iso, isoPath, n, err := openNode(c)
 	if err != nil {
 		return err
@@ -80,7 +85,9 @@ func build(c *cli.Context) error {
 		return err
 	}
 	abs, _ := filepath.Abs(out)
-	if disk := n.Installation.Disk; disk != "" {
+	if minimal && opts.RootfsURL == "" {
+		fmt.Fprintf(c.App.ErrWriter, "Wrote %s, a minimal ISO without a rootfs URL%s.\n", abs, rootfsNote(""))
+	} else if disk := n.Installation.Disk; disk != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s: boots the live system, runs bootkube, installs to %s and reboots.\n", abs, disk)
 	} else {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s\n", abs)
@@ -94,7 +101,7 @@ func growEmbedAreaFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"}
 }
 
-// minimalChoice merges sno.yaml's output section and the flags.
+// minimalChoice merges sno.yaml's output section and the flags, both already validated.
 func minimalChoice(c *cli.Context, n *node.Node) (bool, isobuilder.MinimalOptions, error) {
 	minimal, url := n.Output.Kind == "minimal", n.Output.RootfsURL
 	if c.IsSet("minimal") {
@@ -105,11 +112,6 @@ func minimalChoice(c *cli.Context, n *node.Node) (bool, isobuilder.MinimalOption
 	}
 	if url != "" && !minimal {
 		return false, isobuilder.MinimalOptions{}, usagef("--rootfs-url is for minimal ISOs: add --minimal")
-	}
-	if url != "" {
-		if err := isobuilder.CheckRootfsURL(url); err != nil {
-			return false, isobuilder.MinimalOptions{}, err
-		}
 	}
 	return minimal, isobuilder.MinimalOptions{RootfsURL: url}, nil
 }

@@ -232,3 +232,51 @@ func TestDeviceOutputSaysStream(t *testing.T) {
 		wantUsageError(t, sno(t, nil, c.args...), os.DevNull+" is a device, not a file: write the image to it as a stream, with "+c.stream)
 	}
 }
+
+// TestRootfsURLMustBeHTTP: a rootfs URL the live system cannot fetch is refused, from the
+// flag (usage) and from sno.yaml (its line), before anything is written.
+func TestRootfsURLMustBeHTTP(t *testing.T) {
+	dir := t.TempDir()
+	iso := filepath.Join(dir, "rhcos.iso") // never read
+	ign := writeFile(t, filepath.Join(dir, "config.ign"), "{}")
+	advice := "; give the http(s) URL at which you serve the ISO's images/pxeboot/rootfs.img (sno-iso minimal --output-rootfs writes it)"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "--iso", iso, "--ignition", ign, "--minimal", "--rootfs-url", "192.0.2.1/rootfs.img"},
+			`--rootfs-url: rootfs URL "192.0.2.1/rootfs.img" is not absolute: write http://192.0.2.1/rootfs.img (or https://)` + advice},
+		{[]string{"minimal", "--rootfs-url", "ftp://x/rootfs.img", iso, filepath.Join(dir, "out.iso")},
+			`--rootfs-url: rootfs URL "ftp://x/rootfs.img" is ftp: the live system fetches its root file system only over http:// or https://` + advice},
+	} {
+		wantUsageError(t, sno(t, nil, c.args...), c.want)
+	}
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\noutput:\n  kind: minimal\n  rootfsURL: 192.0.2.1/rootfs.img\n")
+	r := sno(t, nil, "build", "--iso", fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), "--ignition", ign, "--config", cfg, "-o", filepath.Join(dir, "out.iso"))
+	wantFailure(t, r, cfg+`:5:14: output.rootfsURL: rootfs URL "192.0.2.1/rootfs.img" is not absolute: write http://192.0.2.1/rootfs.img`)
+	if got := dirEntries(t, dir); !slices.Equal(got, []string{"config.ign", "sno.yaml"}) {
+		t.Errorf("the refused commands left %q", got)
+	}
+}
+
+// TestMinimalWithoutRootfsURLWarns: build --minimal without a rootfs URL makes the ISO, but
+// says that it cannot boot unaided, in a warning and in its success line.
+func TestMinimalWithoutRootfsURLWarns(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	ign := bipConfig(t, dir, 150000)
+	out := filepath.Join(dir, "minimal.iso")
+	r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "--installation-disk", "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", "--minimal", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("build --minimal: exit %d: %s", r.code, r.stderr)
+	}
+	want := "Warning: the minimal ISO has no root file system and no URL to fetch it from: it cannot boot unaided; " +
+		"set output.rootfsURL (or --rootfs-url), or add coreos.live.rootfs_url= to its kernel arguments at boot, or boot its rootfs over PXE\n" +
+		"Wrote " + out + ", a minimal ISO without a rootfs URL; it boots only with coreos.live.rootfs_url= added (sno-iso kargs modify -a) or over PXE.\n"
+	if string(r.stderr) != want {
+		t.Errorf("build --minimal said\n%s\nwant\n%s", r.stderr, want)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -42,8 +43,8 @@ func minimal(c *cli.Context) error {
 	}
 	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
 	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
-	if opts.RootfsURL != "" {
-		if err := isobuilder.CheckRootfsURL(opts.RootfsURL); err != nil {
+	if c.IsSet("rootfs-url") {
+		if err := checkRootfsURLFlag(opts.RootfsURL); err != nil {
 			return err
 		}
 	}
@@ -105,6 +106,16 @@ func minimal(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
 	}
 	return nil
+}
+
+// checkRootfsURLFlag refuses a --rootfs-url that the live system cannot fetch its root file
+// system from.
+func checkRootfsURLFlag(url string) error {
+	if err := coreos.ValidateRootfsURL(url); err != nil {
+		return usagef("--rootfs-url: %v; give the http(s) URL at which you serve the ISO's images/pxeboot/rootfs.img "+
+			"(sno-iso minimal --output-rootfs writes it)", err)
+	}
+	return isobuilder.CheckRootfsURL(url)
 }
 
 func rootfsNote(url string) string {
