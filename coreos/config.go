@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ type Config struct {
 	Output Output
 	// BMC is the node's BMC (`bmc`), nil when the file has none.
 	BMC *BMC
+	// SplitKargs are warnings, each naming the file and line, about kernel arguments that a
+	// YAML flow list split at their comma.
+	SplitKargs []string
 }
 
 // Output says which media build makes: the full ISO (Kind "" or "full") or a minimal ISO
@@ -157,6 +161,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s: no %s section (or %s, its install-config name)", name, installationKey, installConfigSection)
 	}
 	cfg.CopyNetworkSet = p.copyNetworkSet
+	cfg.SplitKargs = p.splitKargs
 	return cfg, nil
 }
 
@@ -164,6 +169,7 @@ type configParser struct {
 	name           string
 	sectionSeen    bool
 	copyNetworkSet bool
+	splitKargs     []string
 }
 
 func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
@@ -369,9 +375,28 @@ func (p *configParser) kargs(n *yaml.Node, key string) ([]string, error) {
 		if err := validateKarg(item.Value); err != nil {
 			return nil, p.errorf(item, "%s[%d] %q: %v", key, i, item.Value, err)
 		}
+		if i > 0 && n.Style&yaml.FlowStyle != 0 && looksSplit(kargs[i-1], item.Value) {
+			whole := kargs[i-1] + "," + item.Value
+			p.splitKargs = append(p.splitKargs, fmt.Sprintf("%s:%d:%d: %s[%d] %q looks like the end of %q, which the YAML flow list split at "+
+				"its comma into two kernel arguments; quote it to keep it one: %s: [%q]",
+				p.name, item.Line, item.Column, key, i, item.Value, whole, key[strings.LastIndex(key, ".")+1:], whole))
+		}
 		kargs = append(kargs, item.Value)
 	}
 	return kargs, nil
+}
+
+// serialOptions matches the speed, parity, bits and flow control that follow the comma of a
+// serial console argument: 115200n8, 9600, 115200n8r.
+var serialOptions = regexp.MustCompile(`^[0-9]+(?:[noe][5-8]?r?)?$`)
+
+// looksSplit reports whether karg is the end of the argument before it, cut at a comma: a
+// flow list ([console=ttyS0,115200n8]) reads a comma as the end of an item.
+func looksSplit(before, karg string) bool {
+	if strings.Contains(karg, "=") || !strings.Contains(before, "=") {
+		return false
+	}
+	return strings.HasPrefix(before, "console=") || serialOptions.MatchString(karg)
 }
 
 func (p *configParser) duration(n *yaml.Node, key string) (time.Duration, error) {

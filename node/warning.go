@@ -20,6 +20,9 @@ const (
 	// MinimalWithoutRootfsURL says that a minimal ISO has no URL to fetch its root file
 	// system from: it cannot boot unaided. Setting is the sno.yaml setting that gives one.
 	MinimalWithoutRootfsURL
+	// SplitKarg says that a kernel argument of sno.yaml looks cut in two at its comma by a
+	// YAML flow list ([console=ttyS0,115200n8]); Text names the file and line.
+	SplitKarg
 )
 
 // Warning is something worth telling the user once the media is known to be writable.

@@ -280,3 +280,22 @@ func TestMinimalWithoutRootfsURLWarns(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSplitKargWarns: build warns when sno.yaml's flow list cut a console argument in two,
+// naming the file and line and the quoted form that keeps it whole.
+func TestSplitKargWarns(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	ign := bipConfig(t, dir, 150000)
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"),
+		"coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n  appendKargs: [console=ttyS0,115200n8]\n")
+	r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", filepath.Join(dir, "sno.iso"))
+	if r.code != 0 {
+		t.Fatalf("build: exit %d: %s", r.code, r.stderr)
+	}
+	want := "Warning: " + cfg + `:3:31: appendKargs[1] "115200n8" looks like the end of "console=ttyS0,115200n8", ` +
+		`which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: appendKargs: ["console=ttyS0,115200n8"]` + "\n"
+	if !strings.HasPrefix(string(r.stderr), want) {
+		t.Errorf("build said\n%s\nwant it to start with\n%s", r.stderr, want)
+	}
+}
