@@ -299,3 +299,38 @@ func TestSplitKargWarns(t *testing.T) {
 		t.Errorf("build said\n%s\nwant it to start with\n%s", r.stderr, want)
 	}
 }
+
+// TestDiskWarningNamesItsSource: the warning about an unstable disk name names where the
+// disk was set: sno.yaml, install-config.yaml or the flag, not the Ignition config.
+func TestDiskWarningNamesItsSource(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	ign := bipConfig(t, dir, 150000)
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/sda\n")
+	installConfig := writeFile(t, filepath.Join(dir, "install-config.yaml"), "apiVersion: v1\nbootstrapInPlace:\n  installationDisk: /dev/sda\n")
+	const text = "installation disk /dev/sda is a kernel name, which can point at another disk after a reboot or a hardware change; " +
+		"prefer a stable name from /dev/disk/by-id or /dev/disk/by-path\n"
+	for _, c := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"sno.yaml", []string{"--config", cfg}, "Warning: " + cfg + ": installationDisk: " + text},
+		{"install-config.yaml", []string{"--install-config", installConfig}, "Warning: " + installConfig + ": installationDisk: " + text},
+		{"flag", []string{"--config", cfg, "--installation-disk", "/dev/sda"}, "Warning: --installation-disk: " + text},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "sno.iso")
+			r := sno(t, nil, append([]string{"build", "--iso", iso, "--ignition", ign, "-o", out}, c.flags...)...)
+			if r.code != 0 {
+				t.Fatalf("build: exit %d: %s", r.code, r.stderr)
+			}
+			if !strings.HasPrefix(string(r.stderr), c.want) {
+				t.Errorf("build said\n%s\nwant it to start with\n%s", r.stderr, c.want)
+			}
+			if strings.Contains(string(r.stderr), ign) {
+				t.Errorf("the warning names the Ignition config, which did not set the disk:\n%s", r.stderr)
+			}
+		})
+	}
+}
