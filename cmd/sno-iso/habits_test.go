@@ -334,3 +334,53 @@ func TestDiskWarningNamesItsSource(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectShowsWipeAndRebootDelay: inspect reports the wipe and the reboot delay of the
+// embedded installation, in text and JSON; what build was not told comes from sno.yaml, or
+// is the default that --help prints (no wipe, 1m), and network keyfiles turn on
+// --copy-network as --help says.
+func TestInspectShowsWipeAndRebootDelay(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	ign := bipConfig(t, dir, 150000)
+	const disk = "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+disk+"\n  wipeDisk: true\n  rebootDelay: 3m\n")
+	keyfile := writeFile(t, filepath.Join(dir, "eno1.nmconnection"), "[connection]\nid=eno1\ntype=ethernet\n")
+	for _, c := range []struct {
+		name    string
+		flags   []string
+		wipe    bool
+		minutes int
+		text    []string
+		copyNet bool
+	}{
+		{"sno.yaml", []string{"--config", cfg}, true, 3,
+			[]string{"               wipe disk: yes, holders released and signatures wiped first\n", "               reboot delay: 3m after installing\n"}, false},
+		{"defaults", []string{"--installation-disk", disk, "--network-keyfile", keyfile}, false, 1,
+			[]string{"               wipe disk: no\n", "               reboot delay: 1m after installing\n"}, true},
+		{"flags over sno.yaml", []string{"--config", cfg, "--wipe-disk=false", "--reboot-delay", "0s"}, false, 0,
+			[]string{"               wipe disk: no\n", "               reboot delay: none, reboots right after installing\n"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "sno.iso")
+			mustSno(t, nil, append([]string{"build", "--iso", iso, "--ignition", ign, "-o", out}, c.flags...)...)
+			var report node.Report
+			if err := json.Unmarshal(mustSno(t, nil, "inspect", "--json", out), &report); err != nil {
+				t.Fatal(err)
+			}
+			in := report.Installation
+			if in == nil || in.WipeDisk != c.wipe || in.RebootDelayMinutes == nil || *in.RebootDelayMinutes != c.minutes {
+				t.Fatalf("inspect --json installation = %+v, want wipeDisk %t and rebootDelayMinutes %d", in, c.wipe, c.minutes)
+			}
+			if got := slices.Contains(in.InstallerArgs, "--copy-network"); got != c.copyNet {
+				t.Errorf("installer args %q: --copy-network %t, want %t", in.InstallerArgs, got, c.copyNet)
+			}
+			text := string(mustSno(t, nil, "inspect", out))
+			for _, want := range c.text {
+				if !strings.Contains(text, "Installation:  to "+disk+" by coreos-installer ") || !strings.Contains(text, want) {
+					t.Errorf("inspect says\n%s\nwant the installation with %q", text, want)
+				}
+			}
+		})
+	}
+}
