@@ -44,6 +44,7 @@ func newDropInApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		"command lines for " + dropInProvides + ";\nfor any other, run coreos-installer itself."
 	app.Commands = dropInCommands()
 	setUsageErrorHandler(app.Commands)
+	setDefaultTexts(app.Commands)
 	return app
 }
 
