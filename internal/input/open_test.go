@@ -1,5 +1,3 @@
-//go:build unix
-
 package input
 
 import (
@@ -7,17 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
 // A named pipe without a writer would block open(2) forever: it is refused at once, naming
 // the file and what it must be.
 func TestReadFileRefusesNamedPipe(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "keyfile.nmconnection")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a named pipe here: %v", err)
-	}
+	fixtures.NamedPipe(t, fifo)
 	_, err := ReadFile(fifo, 1<<20, "a NetworkManager keyfile")
 	if !errors.Is(err, ErrNotRegular) {
 		t.Fatalf("got %v, want ErrNotRegular", err)

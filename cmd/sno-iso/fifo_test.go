@@ -1,14 +1,13 @@
-//go:build unix
-
 package main
 
 import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
 // `inspect FIFO` used to wait in open(2) for a writer, deaf to Ctrl-C: it fails at once,
@@ -16,9 +15,7 @@ import (
 // the test run.
 func TestInspectNamedPipe(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "rhcos-live.iso")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a named pipe here: %v", err)
-	}
+	fixtures.NamedPipe(t, fifo)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r := runSno(t, exec.CommandContext(ctx, snoISO(t), "inspect", fifo))

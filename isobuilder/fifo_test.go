@@ -1,5 +1,3 @@
-//go:build unix
-
 package isobuilder
 
 import (
@@ -7,17 +5,16 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
 // An ISO path naming a named pipe is refused at once by readers and in-place editors alike,
 // instead of waiting in open(2) for a writer that never comes.
 func TestOpenRefusesNamedPipe(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "rhcos-live.iso")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a named pipe here: %v", err)
-	}
+	fixtures.NamedPipe(t, fifo)
 	_, err := Open(fifo)
 	if !errors.Is(err, ErrNotISOFile) || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "a named pipe") {
 		t.Errorf("Open: got %v, want the pipe refused by name", err)

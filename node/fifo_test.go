@@ -1,5 +1,3 @@
-//go:build unix
-
 package node
 
 import (
@@ -7,9 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/input"
 )
 
@@ -18,9 +16,7 @@ import (
 func TestLoadRefusesNamedPipeKeyfile(t *testing.T) {
 	dir := writeNodeDir(t, "coreOSInstallation:\n  installationDisk: "+testDisk+"\nnetwork:\n  keyfiles: [eth0.nmconnection]\n")
 	fifo := filepath.Join(dir, "eth0.nmconnection")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a named pipe here: %v", err)
-	}
+	fixtures.NamedPipe(t, fifo)
 	_, files, err := Load(DirInputs(dir))
 	if !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "must be a regular file") {
 		t.Fatalf("got %v, want the keyfile refused as not a regular file", err)
