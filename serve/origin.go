@@ -41,7 +41,7 @@ func openOriginISO(rawURL string, opts origin.Options) (*isoState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &isoState{path: obj.String(), modTime: modTime, iso: iso, file: file, object: obj, minimal: map[string]*minimalBase{}}, nil
+	return &isoState{path: obj.String(), modTime: modTime, iso: iso, file: file, object: obj}, nil
 }
 
 // originStatus turns a failed origin request into the gateway's answer: 504 when the origin

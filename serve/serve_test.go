@@ -422,7 +422,7 @@ func TestMinimal(t *testing.T) {
 		}
 	}
 	h.srv.mu.Lock()
-	made := len(h.srv.iso.minimal)
+	made := len(h.srv.iso.minimal.all())
 	h.srv.mu.Unlock()
 	if made != 1 {
 		t.Errorf("%d minimal ISOs were made for 2 nodes with one rootfs URL, want one", made)

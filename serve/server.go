@@ -367,7 +367,7 @@ func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 		}
 		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
 	}
-	a, err := ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.log)
+	a, err := s.nodeMinimalISO(r.Context(), ns, url)
 	return s.grownIfNeeded(r, ns, a, err, url)
 }
 
