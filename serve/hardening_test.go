@@ -2,8 +2,20 @@ package serve
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
 // Many first requests at once for a node's minimal ISO make it once and all get its bytes.
@@ -35,4 +47,150 @@ func TestMinimalMadeOnceForConcurrentRequests(t *testing.T) {
 	if made := metricValue(t, string(metrics), `sno_iso_node_media_made_total{kind="minimal"}`); made != 1 {
 		t.Errorf("%v minimal ISOs made for %d concurrent requests, want 1", made, clients)
 	}
+}
+
+// paddedSize makes an ISO larger than what the loopback's socket buffers take, so that a
+// client that stops reading leaves the server blocked in a write.
+const paddedSize = 256 << 20
+
+// paddedISO is the fixture ISO extended with zeros to size bytes (a sparse file: it takes
+// no disk), as hybrid images are padded.
+func paddedISO(t testing.TB, size int64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "padded.iso")
+	if err := os.WriteFile(path, fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// stalledGet sends a GET for the plain path on a connection that reads the status line and
+// then nothing: the server's writes block once the socket buffers are full. The response is
+// in progress (holding its place) when stalledGet returns.
+func (h *harness) stalledGet(path string) net.Conn {
+	h.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.url, "http://"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { conn.Close() })
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		tcp.SetReadBuffer(4 << 10)
+	}
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", h.path(path), strings.TrimPrefix(h.url, "http://"))
+	line := make([]byte, len("HTTP/1.1 200"))
+	if _, err := io.ReadFull(conn, line); err != nil || string(line) != "HTTP/1.1 200" {
+		h.t.Fatalf("the stalled client's response: %q, %v", line, err)
+	}
+	return conn
+}
+
+// statusOnceFree asks for path until the answer is not the busy server's 503, for up to
+// a bound that only keeps a broken server from hanging the test, and returns its status.
+func (h *harness) statusOnceFree(path string) int {
+	h.t.Helper()
+	for range 200 {
+		resp, body := h.get(path)
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "busy") {
+			return resp.StatusCode
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return http.StatusServiceUnavailable
+}
+
+// A node whose file blocks its preparation (a named pipe read the blocking way, as a file
+// system that does not answer) gets 503 with Retry-After once the time limit passes, while
+// the requests waiting for it hold no place: the other nodes keep being served.
+func TestStuckNodeKeepsOthersServed(t *testing.T) {
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) {
+		c.MaxConcurrent, c.PrepareTimeout = 2, 300*time.Millisecond
+	})
+	if err := os.Mkdir(filepath.Join(h.nodes, "stuck"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(h.nodes, "stuck", testConfig)
+	fixtures.NamedPipe(t, fifo)
+	t.Cleanup(func() {
+		// A writer that comes and goes ends the preparation's read.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	const waiting = 6
+	statuses := make(chan *http.Response, waiting)
+	bodies := make(chan string, waiting)
+	for range waiting {
+		go func() {
+			resp, body := h.get("/stuck.iso")
+			statuses <- resp
+			bodies <- string(body)
+		}()
+	}
+	for range 200 {
+		_, metrics := h.get(MetricsPath)
+		if metricValue(t, string(metrics), "sno_iso_http_requests_in_flight") >= waiting {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for range 3 {
+		if resp, body := h.get("/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
+			t.Errorf("another node while one is stuck: %d %q", resp.StatusCode, body[:min(len(body), 200)])
+		}
+	}
+	for range waiting {
+		resp, body := <-statuses, <-bodies
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || strings.Contains(body, h.nodes) {
+			t.Errorf("the stuck node: %d, Retry-After %q, %q", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	if !strings.Contains(h.log.String(), "node stuck: its preparation has taken more than") {
+		t.Errorf("the log does not say the node is stuck:\n%s", h.log.String())
+	}
+}
+
+// waitFetched waits until the fetch of the plain path is recorded: the server records it
+// once the handler returns, which can be after the client has the last byte (sendfile sends
+// it from within the handler). The bound only keeps a broken server from hanging the test.
+func (h *harness) waitFetched(path string) {
+	h.t.Helper()
+	for range 200 {
+		if h.srv.fetches.describe(path) != "" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatalf("the fetch of %s was never recorded", path)
+}
+
+// The index says ready only for a node whose every listed file can be served: the fixture's
+// initramfs is a placeholder, so initrd.img answers 500 and the index says so, without the
+// server's paths; a broken node's state names the kind of problem, not the file.
+func TestIndexStateIsHonest(t *testing.T) {
+	h := newHarness(t, "", map[string]string{"a": configA, "broken": "broken config"}, nil)
+	if resp, _ := h.get("/a/initrd.img"); resp.StatusCode != 500 {
+		t.Fatalf("initrd.img over the placeholder initramfs: %d, want 500", resp.StatusCode)
+	}
+	h.get("/broken.iso")
+	_, page := h.remoteIndex()
+	if !strings.Contains(page, "not ready: minimal ISO: the server does not know") || !strings.Contains(page, "; initrd.img: ") {
+		t.Errorf("the index does not say which of a's files cannot be served:\n%s", page)
+	}
+	if !strings.Contains(page, "broken: the node&#39;s files or the ISO cannot be used") || strings.Contains(page, "broken on purpose") ||
+		strings.Contains(page, h.nodes) || strings.Contains(page, h.iso) {
+		t.Errorf("the index shows a broken node's details or the server's paths to a remote client:\n%s", page)
+	}
+}
+
+// remoteIndex is the index page as a client on another machine gets it.
+func (h *harness) remoteIndex() (int, string) {
+	remote := httptest.NewRequest(http.MethodGet, "/", nil)
+	remote.RemoteAddr = "192.0.2.2:40000"
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, remote)
+	return rec.Code, rec.Body.String()
 }

@@ -75,11 +75,21 @@ func (l *listing) has(name string) bool {
 	return ok
 }
 
-// nodeEntry holds the latest preparation of one node; mu makes concurrent requests for a
-// changed node wait for one preparation instead of each running their own.
+// nodeEntry holds the latest preparation of one node, and the one in progress: concurrent
+// requests for a changed node wait for one preparation instead of each running their own.
 type nodeEntry struct {
-	mu  sync.Mutex
-	cur atomic.Pointer[nodeState]
+	mu        sync.Mutex
+	cur       atomic.Pointer[nodeState]
+	preparing *preparation // guarded by mu; nil when none is in progress
+}
+
+// preparation is a node's preparation in progress, with its time limit.
+type preparation struct {
+	done     chan struct{} // closed when ns is set
+	ns       *nodeState
+	deadline context.Context // ends at the time limit
+	cancel   context.CancelFunc
+	timedOut sync.Once // logs the overrun once
 }
 
 // nodeState is a node prepared against one version of the ISO and of its files. Its

@@ -51,10 +51,11 @@ func originStatus(err error) error {
 	if !errors.As(err, &oe) {
 		return err
 	}
+	// The origin's URL may carry credentials (a presigned URL): the log has it, not the client.
 	if oe.Timeout() {
-		return &statusError{http.StatusGatewayTimeout, err}
+		return &statusError{status: http.StatusGatewayTimeout, err: err, public: "the ISO's origin did not answer in time; the server's log says more"}
 	}
-	return &statusError{http.StatusBadGateway, err}
+	return &statusError{status: http.StatusBadGateway, err: err, public: "the ISO's origin failed; the server's log says why"}
 }
 
 // openFirstSpan asks the origin for the first bytes the response will send before the
