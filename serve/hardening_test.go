@@ -51,7 +51,7 @@ func TestMinimalMadeOnceForConcurrentRequests(t *testing.T) {
 
 // paddedSize makes an ISO larger than what the loopback's socket buffers take, so that a
 // client that stops reading leaves the server blocked in a write.
-const paddedSize = 256 << 20
+const paddedSize = 32 << 20
 
 // paddedISO is the fixture ISO extended with zeros to size bytes (a sparse file: it takes
 // no disk), as hybrid images are padded.
@@ -77,9 +77,6 @@ func (h *harness) stalledGet(path string) net.Conn {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { conn.Close() })
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		tcp.SetReadBuffer(4 << 10)
-	}
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", h.path(path), strings.TrimPrefix(h.url, "http://"))
 	line := make([]byte, len("HTTP/1.1 200"))
 	if _, err := io.ReadFull(conn, line); err != nil || string(line) != "HTTP/1.1 200" {
@@ -193,4 +190,61 @@ func (h *harness) remoteIndex() (int, string) {
 	rec := httptest.NewRecorder()
 	h.srv.ServeHTTP(rec, remote)
 	return rec.Code, rec.Body.String()
+}
+
+// A client that stops reading is cut off after the write timeout, freeing its place for a
+// client that reads, and never gets the whole body.
+func TestStalledReaderCutOff(t *testing.T) {
+	h := newHarness(t, paddedISO(t, paddedSize), map[string]string{"a": configA}, func(c *testSetup) {
+		c.MaxConcurrent, c.WriteTimeout = 1, 2*time.Second
+	})
+	stalled := h.stalledGet("/a.iso")
+	if status := h.statusOnceFree("/a.iso"); status != 200 {
+		t.Errorf("another client once the stalled one is cut off: %d", status)
+	}
+	// What the stalled client can still read ends short of the body.
+	rest, _ := io.Copy(io.Discard, stalled)
+	if rest >= paddedSize {
+		t.Errorf("the stalled client got %d bytes after the status line: the whole body", rest)
+	}
+}
+
+// An ISO written in place while a download reads it: the download is cut short, never a
+// 200 with the full Content-Length of mixed bytes; the log says so, and the next request
+// gets the new bytes whole.
+func TestISOEditedMidDownloadAborts(t *testing.T) {
+	iso := paddedISO(t, paddedSize)
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(iso, past, past); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, iso, map[string]string{"a": configA}, nil)
+	resp, err := http.Get(h.url + h.path("/a.iso"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(iso, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := bytes.Repeat([]byte("edited"), 1000)
+	if _, err := f.WriteAt(edit, paddedSize-int64(len(edit))); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, err := io.Copy(io.Discard, resp.Body)
+	if err == nil || 1<<20+got >= resp.ContentLength {
+		t.Errorf("the download across the edit: %d of %d bytes, error %v; want it cut short", 1<<20+got, resp.ContentLength, err)
+	}
+	if !strings.Contains(h.log.String(), "changed while being sent") {
+		t.Errorf("the log does not say why the download was cut:\n%s", h.log.String())
+	}
+	resp2, body := h.get("/a.iso")
+	if resp2.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
+		t.Errorf("after the edit: %d, %d bytes, not the edited ISO customized", resp2.StatusCode, len(body))
+	}
 }

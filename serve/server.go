@@ -55,6 +55,9 @@ type Config struct {
 	// the node's requests are answered 503 until the preparation ends. 0 means
 	// DefaultPrepareTimeout.
 	PrepareTimeout time.Duration
+	// WriteTimeout is how long a client may take to accept each 512 KiB of a response
+	// before it is cut off, freeing its place. 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// TempDir receives the minimal ISOs (one per rootfs URL, unlinked once open) and the
 	// grown ISOs.
 	TempDir string
@@ -88,6 +91,9 @@ const DefaultMaxConcurrent = 128
 // Config.PrepareTimeout is 0: reading a few small files and compressing them takes well under
 // a second; longer means a file system that does not answer.
 const DefaultPrepareTimeout = 30 * time.Second
+
+// DefaultWriteTimeout is Config.WriteTimeout when 0.
+const DefaultWriteTimeout = time.Minute
 
 // shutdownGrace is how long Serve lets requests in progress finish after ctx ends.
 const shutdownGrace = 30 * time.Second
@@ -135,6 +141,9 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	}
 	if cfg.PrepareTimeout <= 0 {
 		cfg.PrepareTimeout = DefaultPrepareTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
@@ -239,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	lw := &logWriter{ResponseWriter: w}
+	lw := &logWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	var err error
 	s.metrics.inFlight.Inc()
 	defer func() {
@@ -254,6 +263,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = s.serve(lw, r)
+	if errors.Is(err, ErrSourceChanged) {
+		// Close the connection (reset the stream) without completing the body: the client
+		// sees a truncated transfer, never the mixed bytes as a whole. The deferred access
+		// log line says why.
+		panic(http.ErrAbortHandler)
+	}
 	var se *statusError
 	if errors.As(err, &se) && !lw.wroteHeader {
 		if se.retryAfter > 0 {
@@ -365,7 +380,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	return serveArtifact(w, r, a)
+	return serveArtifact(w, r, a, s.cfg.WriteTimeout)
 }
 
 // resolve maps a path to the artifact it names.
@@ -640,11 +655,18 @@ type logWriter struct {
 	status      int
 	written     int64
 	wroteHeader bool
+	// writeTimeout bounds the first writes of every response; the body writer extends it
+	// chunk by chunk. It also replaces the deadline an earlier response left on a kept-alive
+	// connection.
+	writeTimeout time.Duration
 }
 
 func (w *logWriter) WriteHeader(status int) {
 	if !w.wroteHeader {
 		w.status, w.wroteHeader = status, true
+		if w.writeTimeout > 0 {
+			http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.writeTimeout))
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }

@@ -37,6 +37,7 @@ func serveCommand() *cli.Command {
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when --listen names one)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 with Retry-After (waiting for a node's preparation takes no place)"},
+			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than `DURATION` to accept each 512 KiB, freeing its place"},
 			&cli.DurationFlag{Name: "prepare-timeout", Value: serve.DefaultPrepareTimeout, Usage: "answer a node's requests 503 when reading and checking its files takes longer than `DURATION`; other nodes are not held up"},
 			growEmbedAreaFlag(),
 			secretFileFlag(),
@@ -65,8 +66,10 @@ func serveNodes(c *cli.Context) error {
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
-	if d := c.Duration("prepare-timeout"); d <= 0 {
-		return usagef("--prepare-timeout must be positive, got %v", d)
+	for _, flag := range []string{"prepare-timeout", "write-timeout"} {
+		if d := c.Duration(flag); d <= 0 {
+			return usagef("--%s must be positive, got %v", flag, d)
+		}
 	}
 	baseURL, err := parseBaseURL(c.String("base-url"))
 	if err != nil {
@@ -100,6 +103,7 @@ func serveNodes(c *cli.Context) error {
 		BaseURL:        baseURL,
 		MaxConcurrent:  c.Int("max-concurrent"),
 		PrepareTimeout: c.Duration("prepare-timeout"),
+		WriteTimeout:   c.Duration("write-timeout"),
 		GrowEmbedArea:  c.Bool("grow-embed-area"),
 		Log:            c.App.ErrWriter,
 		Logger:         logger,
