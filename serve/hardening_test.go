@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
 // Many first requests at once for a node's minimal ISO make it once and all get its bytes.
@@ -246,5 +248,15 @@ func TestISOEditedMidDownloadAborts(t *testing.T) {
 	resp2, body := h.get("/a.iso")
 	if resp2.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
 		t.Errorf("after the edit: %d, %d bytes, not the edited ISO customized", resp2.StatusCode, len(body))
+	}
+}
+
+// A server refuses, at start, an ISO that is already customized: its nodes' media would be
+// customizations of a customization.
+func TestNewRefusesCustomizedISO(t *testing.T) {
+	iso := buildExpected(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), configA)
+	_, err := New(Config{ISO: iso, NodesDir: t.TempDir(), Open: true})
+	if !errors.Is(err, isobuilder.ErrCustomized) || !strings.Contains(err.Error(), iso) {
+		t.Errorf("got %v, want ErrCustomized naming %s", err, iso)
 	}
 }

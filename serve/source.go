@@ -73,11 +73,25 @@ type minimalBase struct {
 	file    *sourceFile
 }
 
-// openISO opens and parses the ISO at path, or at an http(s) URL through its origin.
+// openISO opens and parses the ISO at path, or at an http(s) URL through its origin. It must
+// be pristine, as for build: every node's media are its customization of the stock ISO.
 func openISO(path string, opts origin.Options) (*isoState, error) {
+	open := openFileISO
 	if isURL(path) {
-		return openOriginISO(path, opts)
+		open = openOriginISO
 	}
+	s, err := open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.iso.CheckPristine(); err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return s, nil
+}
+
+func openFileISO(path string, _ origin.Options) (*isoState, error) {
 	st := stamp(path)
 	iso, err := isobuilder.Open(path)
 	if err != nil {

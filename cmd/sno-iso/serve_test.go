@@ -262,6 +262,12 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 
 func TestServeUsage(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	config := filepath.Join(t.TempDir(), "config.ign")
+	if err := os.WriteFile(config, []byte(`{"ignition":{"version":"3.2.0"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	customized := filepath.Join(t.TempDir(), "customized.iso")
+	mustSno(t, nil, "ignition", "embed", "-i", config, "-o", customized, iso)
 	for _, tt := range []struct {
 		args  []string
 		code  int
@@ -270,6 +276,10 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--iso", iso}, 2, []string{"needs --nodes"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--max-concurrent", "0"}, 2, []string{"--max-concurrent"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--base-url", "ftp://x"}, 2, []string{"http://"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--prepare-timeout", "0s"}, 2, []string{"--prepare-timeout must be positive"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--write-timeout", "-1s"}, 2, []string{"--write-timeout must be positive"}},
+		// Served media are customizations of the pristine ISO, as build's are.
+		{[]string{"serve", "--iso", customized, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1, []string{customized, "embedded customizations", "sno-iso reset", "pristine ISO"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "8080"}, 2, []string{"HOST:PORT"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", iso}, 2, []string{"--tls-key"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--secret-file", filepath.Join(t.TempDir(), "none")}, 1, []string{"none", "rotate-secret --secret-file"}},
