@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpwait"
 )
 
 // Cache keeps verified artifacts under Dir, one directory per sha256:
@@ -174,7 +176,7 @@ func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
 		if !waited {
 			c.Fetcher.progress().Wait(path)
 		}
-		if err := sleep(ctx, poll); err != nil {
+		if err := httpwait.Sleep(ctx, poll); err != nil {
 			f.Close()
 			return nil, err
 		}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpwait"
 )
 
 // Fetcher downloads over HTTP: it resumes a body cut short with Range and If-Range, retries
@@ -140,7 +142,7 @@ func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, 
 			return fmt.Errorf("%w (gave up after %d retries)", err, f.Retries)
 		}
 		f.progress().Retry(url, err, wait)
-		if err := sleep(ctx, wait); err != nil {
+		if err := httpwait.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
@@ -256,7 +258,7 @@ func hasWeakPrefix(etag string) bool { return len(etag) >= 2 && etag[:2] == "W/"
 
 func newStatusError(url string, resp *http.Response) *StatusError {
 	e := &StatusError{URL: url, Status: resp.StatusCode}
-	if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if wait, ok := httpwait.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = wait
 	}
 	return e

@@ -1,7 +1,6 @@
 package download
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -44,15 +43,4 @@ func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 		wait *= 2
 	}
 	return min(wait, f.MaxBackoff), true
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

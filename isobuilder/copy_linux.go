@@ -103,16 +103,3 @@ func kernelRefused(err error) bool {
 	}
 	return false
 }
-
-// renameNoReplace renames oldpath to newpath unless newpath exists (the error then wraps
-// fs.ErrExist). It falls back to link-then-unlink on filesystems without RENAME_NOREPLACE.
-func renameNoReplace(oldpath, newpath string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
-	switch err {
-	case nil:
-		return nil
-	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
-		return linkThenUnlink(oldpath, newpath)
-	}
-	return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
-}

@@ -17,7 +17,3 @@ type kernelCopier struct{}
 func newKernelCopier(io.Writer, io.ReaderAt) *kernelCopier { return nil }
 
 func (*kernelCopier) copy(off, n int64) (int64, error) { return 0, errNoKernelCopy }
-
-// renameNoReplace renames oldpath to newpath unless newpath exists (the error then wraps
-// fs.ErrExist).
-func renameNoReplace(oldpath, newpath string) error { return linkThenUnlink(oldpath, newpath) }

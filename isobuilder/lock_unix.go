@@ -25,3 +25,6 @@ func tryLock(f *os.File) (bool, error) {
 		}
 	}
 }
+
+// locksShowOwner says that a free lock on a temporary means its maker is gone.
+const locksShowOwner = true

@@ -172,21 +172,26 @@ func defaultKargsPatch(iso *LiveISO, newDefault string) (Patch, error) {
 
 // DerivedISO is a live ISO written to a temporary file from another one (a minimal ISO, a
 // rebuilt ISO). Its LiveISO reads the temporary file, so further edits are patches over it
-// like over any ISO; Commit renames it into place and Close removes it.
+// like over any ISO; Commit gives it its name and Close removes it.
 type DerivedISO struct {
 	*LiveISO
-	path string
+	tmp *tempFile
 }
 
-// Path names the temporary file.
-func (d *DerivedISO) Path() string { return d.path }
+// Path names the temporary file; it is "" when the file has no name (on Linux it has none
+// until committed).
+func (d *DerivedISO) Path() string {
+	if d.tmp.name == "" {
+		return ""
+	}
+	return d.tmp.dir.join(d.tmp.name)
+}
 
 // Close closes and removes the temporary file; it is safe after Commit.
 func (d *DerivedISO) Close() error {
 	err := d.LiveISO.Close()
-	if rmErr := os.Remove(d.path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
-		err = rmErr
-	}
+	d.tmp.discard()
+	d.tmp.dir.close()
 	return err
 }
 
@@ -208,7 +213,7 @@ func (d *DerivedISO) Stage(ctx context.Context, stage *Stage, img *Image, dest s
 	if err := checkNotBase(img, dest); err != nil {
 		return err
 	}
-	if filepath.Dir(d.path) != filepath.Dir(dest) {
+	if filepath.Dir(dest) != d.tmp.dir.path {
 		f, err := stage.Create(dest, SecretPerm)
 		if err != nil {
 			return err
@@ -218,45 +223,59 @@ func (d *DerivedISO) Stage(ctx context.Context, stage *Stage, img *Image, dest s
 		}
 		return ctx.Err()
 	}
-	if _, err := checkReplaceable(dest, stage.force); err != nil {
+	if img.size != d.size {
+		return fmt.Errorf("writing %s: the image is %d bytes but the %s is %d bytes; make it with its Image method", dest, img.size, d.tmp.label(), d.size)
+	}
+	if err := writePatches(ctx, img, d.tmp.f, d.tmp.label()); err != nil {
 		return err
 	}
-	if err := WriteInPlace(ctx, img, d.path); err != nil {
-		return err
-	}
-	return stage.adopt(d.path, dest)
+	return stage.adopt(d.tmp, dest)
 }
 
-// openDerived opens the temporary file at path as a live ISO, applies the edits that edit
-// returns for it, and opens it again so that the view includes them. On error the file is
-// removed.
-func openDerived(path, what string, edit func(*LiveISO) ([]Patch, error)) (*DerivedISO, error) {
+// openDerived reads the temporary file t as a live ISO, applies the edits that edit returns
+// for it, and reads it again so that the view includes them. On error the file is removed.
+func openDerived(t *tempFile, what string, edit func(*LiveISO) ([]Patch, error)) (*DerivedISO, error) {
 	fail := func(err error) (*DerivedISO, error) {
-		os.Remove(path)
+		t.discard()
+		t.dir.close()
 		return nil, err
 	}
-	l, err := Open(path)
+	size := fileSize(t.f)
+	l, err := OpenReader(t.f, size)
 	if err != nil {
 		return fail(fmt.Errorf("the %s does not read back as a CoreOS live ISO: %w", what, err))
 	}
 	if edit != nil {
 		patches, err := edit(l)
-		l.Close()
 		if err != nil {
 			return fail(err)
 		}
 		img, err := NewImage(bytes.NewReader(nil), l.size, patches...)
 		if err == nil {
-			err = WriteInPlace(context.Background(), img, path)
+			err = writePatches(context.Background(), img, t.f, t.label())
 		}
 		if err != nil {
 			return fail(err)
 		}
-		if l, err = Open(path); err != nil {
+		if l, err = OpenReader(t.f, size); err != nil {
 			return fail(fmt.Errorf("the %s does not read back as a CoreOS live ISO after editing its kernel arguments: %w", what, err))
 		}
 	}
-	return &DerivedISO{LiveISO: l, path: path}, nil
+	return &DerivedISO{LiveISO: l, tmp: t}, nil
+}
+
+// createDerived creates the temporary file for a derived ISO in dir.
+func createDerived(dir, what string) (*tempFile, error) {
+	d, err := openOutDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("creating the %s: %w", what, err)
+	}
+	t, err := createTemp(d, SecretPerm)
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("creating the %s: %w", what, err)
+	}
+	return t, nil
 }
 
 // MinimalFromMiniso rebuilds the minimal ISO recorded in coreos/miniso.dat, exactly as
@@ -283,22 +302,16 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir, SecretPerm)
+	tmp, err := createDerived(dir, "minimal ISO")
 	if err != nil {
-		return nil, fmt.Errorf("creating the minimal ISO: %w", err)
-	}
-	fail := func(err error) (*DerivedISO, error) {
-		tmp.Close()
-		os.Remove(tmp.Name())
 		return nil, err
 	}
-	if err := UnpackMinimal(l, l.size, m, &contextWriter{ctx: ctx, w: tmp}); err != nil {
-		return fail(err)
+	if err := UnpackMinimal(l, l.size, m, &contextWriter{ctx: ctx, w: tmp.f}); err != nil {
+		tmp.discard()
+		tmp.dir.close()
+		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
-		return fail(fmt.Errorf("writing the minimal ISO: %w", err))
-	}
-	return openDerived(tmp.Name(), "minimal ISO rebuilt from miniso.dat", func(m *LiveISO) ([]Patch, error) {
+	return openDerived(tmp, "minimal ISO rebuilt from miniso.dat", func(m *LiveISO) ([]Patch, error) {
 		return minimalKargsPatches(m, opts.RootfsURL)
 	})
 }

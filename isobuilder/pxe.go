@@ -127,15 +127,18 @@ func (l *LiveISO) CopyPXEFile(ctx context.Context, w io.Writer, f PXEFile, progr
 }
 
 // ExtractPXE writes every PXE file to dir as prefix+name, as `coreos-installer iso extract
-// pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"), through one Stage. Files are
-// created new: when any destination exists nothing is written and the error wraps
+// pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"), through one Stage confined to
+// dir (NewStageIn: no symbolic link in dir is followed). Files are created new: when any destination exists nothing is written and the error wraps
 // fs.ErrExist. It returns the paths written.
 func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) ([]string, error) {
 	files, err := l.PXEFiles()
 	if err != nil {
 		return nil, err
 	}
-	stage := NewStage(false)
+	stage, err := NewStageIn(dir, false)
+	if err != nil {
+		return nil, err
+	}
 	defer stage.Abort()
 	outs := make([]*os.File, len(files))
 	dests := make([]string, len(files))

@@ -53,25 +53,20 @@ func (l *LiveISO) Rebuild(ctx context.Context, dir string, opts RebuildOptions) 
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := createTemp(dir, SecretPerm)
+	tmp, err := createDerived(dir, "rebuilt ISO")
 	if err != nil {
-		return nil, fmt.Errorf("creating the rebuilt ISO: %w", err)
-	}
-	tmpName := tmp.Name()
-	if err := plan.write(ctx, dir, tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmpName)
 		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmpName)
-		return nil, fmt.Errorf("writing the rebuilt ISO: %w", err)
+	if err := plan.write(ctx, tmp.dir, tmp.f); err != nil {
+		tmp.discard()
+		tmp.dir.close()
+		return nil, err
 	}
 	var edit func(*LiveISO) ([]Patch, error)
 	if opts.Minimal && l.kargs != nil {
 		edit = func(d *LiveISO) ([]Patch, error) { return rebuiltMinimalKargs(l, d, opts.RootfsURL) }
 	}
-	return openDerived(tmpName, "rebuilt ISO", edit)
+	return openDerived(tmp, "rebuilt ISO", edit)
 }
 
 // rebuiltMinimalKargs edits the kernel arguments of a rebuilt minimal ISO, starting from the
@@ -301,12 +296,13 @@ func (l *LiveISO) editBootloaderConfig(f *rebuildFile, rootfsURL string) error {
 
 // write lays the image out with go-diskfs, then fills in file data, normalises what go-diskfs
 // would make vary between runs, and writes the system area.
-func (p *rebuildPlan) write(ctx context.Context, dir string, out *os.File) error {
-	workspace, err := os.MkdirTemp(dir, ".sno-iso-rebuild-")
+func (p *rebuildPlan) write(ctx context.Context, dir *outDir, out *os.File) error {
+	ws, err := createTempDir(dir)
 	if err != nil {
 		return fmt.Errorf("creating the rebuild workspace: %w", err)
 	}
-	defer os.RemoveAll(workspace)
+	defer ws.remove()
+	workspace := ws.workPath()
 	if err := p.fillWorkspace(workspace); err != nil {
 		return err
 	}

@@ -41,8 +41,8 @@ func (img *Image) WriteTo(w io.Writer) (int64, error) {
 	return sw.written, err
 }
 
-// WriteFile writes img to dest atomically, through a Stage: a temporary ".sno-iso-*" file in
-// dest's directory receives the bytes and is synced, then renamed into place. Without
+// WriteFile writes img to dest atomically, through a Stage: a temporary file in dest's
+// directory (unnamed on Linux) receives the bytes and is synced, then named dest. Without
 // opts.Force an existing dest is refused (the error wraps fs.ErrExist), also when it appears
 // during the write. A dest that is the base file itself is refused: that is what
 // WriteInPlace is for. On any error or cancellation of ctx the temporary file is removed and
@@ -99,16 +99,21 @@ func WriteInPlace(ctx context.Context, img *Image, path string) (err error) {
 	if baseInfo, ok := img.baseInfo(); ok && !os.SameFile(info, baseInfo) {
 		return fmt.Errorf("editing %s in place: it is not the file the image was read from", path)
 	}
+	return writePatches(ctx, img, f, path)
+}
+
+// writePatches writes img's patches into f, the file called name, and syncs it.
+func writePatches(ctx context.Context, img *Image, f *os.File, name string) error {
 	for _, p := range img.patches {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("editing %s in place: %w", path, err)
+			return fmt.Errorf("editing %s in place: %w", name, err)
 		}
 		if _, err := f.WriteAt(p.Data, p.Offset); err != nil {
-			return fmt.Errorf("editing %s in place: writing %d bytes at offset %d: %w", path, len(p.Data), p.Offset, err)
+			return fmt.Errorf("editing %s in place: writing %d bytes at offset %d: %w", name, len(p.Data), p.Offset, err)
 		}
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("editing %s in place: %w", path, err)
+		return fmt.Errorf("editing %s in place: %w", name, err)
 	}
 	return nil
 }

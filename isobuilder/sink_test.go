@@ -85,17 +85,23 @@ func fileSum(t *testing.T, path string) [sha256.Size]byte {
 // assertOnly fails unless dir holds exactly the named entries (so no temporary file is left).
 func assertOnly(t *testing.T, dir string, names ...string) {
 	t.Helper()
+	if got := dirNames(t, dir); strings.Join(got, ",") != strings.Join(names, ",") {
+		t.Errorf("directory holds %v, want %v", got, names)
+	}
+}
+
+// dirNames lists the names in dir, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	var names []string
 	for _, e := range entries {
-		got = append(got, e.Name())
+		names = append(names, e.Name())
 	}
-	if strings.Join(got, ",") != strings.Join(names, ",") {
-		t.Errorf("directory holds %v, want %v", got, names)
-	}
+	return names
 }
 
 // pipeSum reads everything written to the returned pipe writer and hashes it.
@@ -257,13 +263,18 @@ func TestWriteFileRefusesExistingDestination(t *testing.T) {
 func TestRenameNoReplace(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	d, err := openOutDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
 	for path, content := range map[string]string{src: "new", dst: "old"} {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// This is the race WriteFile's early check cannot see: dst appeared during the write.
-	if err := renameNoReplace(src, dst); !errors.Is(err, fs.ErrExist) {
+	if err := renameNoReplace(d, "src", "dst"); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("renameNoReplace onto an existing file: %v, want fs.ErrExist", err)
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "old" {
@@ -272,7 +283,7 @@ func TestRenameNoReplace(t *testing.T) {
 	if err := os.Remove(dst); err != nil {
 		t.Fatal(err)
 	}
-	if err := renameNoReplace(src, dst); err != nil {
+	if err := renameNoReplace(d, "src", "dst"); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "new" {

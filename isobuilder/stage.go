@@ -4,58 +4,112 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 )
 
 // Stage writes a set of outputs atomically: each output is a temporary file beside its
-// destination until Commit moves them all into place; Abort, or any error, leaves the
-// destinations as they were and no temporary file behind. Every sink that writes files goes
-// through a Stage.
+// destination (unnamed on Linux, see tempfile.go) until Commit moves them all into place;
+// Abort, or any error, leaves the destinations as they were and no temporary file behind.
+// Every sink that writes files goes through a Stage.
 type Stage struct {
 	force    bool
+	within   *outDir            // set by NewStageIn: every output is inside it
+	dirs     map[string]*outDir // the outputs' directories, by path
 	files    []*stagedFile
 	madeDirs []string // created for the outputs, removed by Abort while still empty
 }
 
 // stagedFile is one output: the temporary file and where it goes.
 type stagedFile struct {
-	dest, tmp string
-	f         *os.File // nil when the file was finished by its maker (adopt)
-	existed   bool     // dest existed when the output was started
+	dest    string
+	tmp     *tempFile
+	adopted bool // finished, synced and closed by its maker (a DerivedISO)
+	existed bool // dest existed when the output was started
 }
+
+// ErrOutsideOutputDir means that an output of a Stage made by NewStageIn would be written
+// through a symbolic link in its directory, or outside it.
+var ErrOutsideOutputDir = errors.New("outputs are written inside their directory and never through a symbolic link")
 
 // NewStage starts a set of outputs. Without force an existing destination is refused, when
 // it is created and again when it is committed.
-func NewStage(force bool) *Stage { return &Stage{force: force} }
+func NewStage(force bool) *Stage { return &Stage{force: force, dirs: map[string]*outDir{}} }
+
+// NewStageIn starts a set of outputs that all go in dir, created if needed: an output path
+// outside dir, or through a symbolic link inside it (a subdirectory that is a link), is
+// refused with an error wrapping ErrOutsideOutputDir, so nothing is ever written outside
+// dir. dir itself may be a symbolic link. With force a symbolic link at an output's name is
+// replaced by the output, never written through.
+func NewStageIn(dir string, force bool) (*Stage, error) {
+	s := NewStage(force)
+	if err := s.MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	within, err := openOutDir(dir)
+	if err != nil {
+		s.Abort()
+		return nil, err
+	}
+	s.within = within
+	return s, nil
+}
 
 // Create starts the output dest and returns the file to write it to; perm is the mode asked
 // for the new file (before the umask): SecretPerm or PublicPerm. An existing dest is refused unless force (the error
 // wraps fs.ErrExist), and so is one that a rename would not replace sensibly.
 func (s *Stage) Create(dest string, perm fs.FileMode) (*os.File, error) {
-	existed, err := checkReplaceable(dest, s.force)
+	dir, err := s.outDir(dest)
 	if err != nil {
 		return nil, err
 	}
-	f, err := createTemp(filepath.Dir(dest), perm)
+	existed, err := checkReplaceable(dir, dest, s.force)
+	if err != nil {
+		return nil, err
+	}
+	t, err := createTemp(dir, perm)
 	if err != nil {
 		return nil, fmt.Errorf("writing %s: creating temporary file: %w", dest, err)
 	}
-	s.files = append(s.files, &stagedFile{dest: dest, tmp: f.Name(), f: f, existed: existed})
-	return f, nil
+	s.files = append(s.files, &stagedFile{dest: dest, tmp: t, existed: existed})
+	return t.f, nil
 }
 
-// adopt makes the finished and synced temporary file tmp, beside dest, one of the outputs.
-func (s *Stage) adopt(tmp, dest string) error {
-	existed, err := checkReplaceable(dest, s.force)
+// adopt makes the finished and synced temporary file t, in dest's directory, one of the
+// outputs. Its maker keeps it: Commit gives it its name, and Abort leaves it to its maker.
+func (s *Stage) adopt(t *tempFile, dest string) error {
+	dir, err := s.outDir(dest)
 	if err != nil {
 		return err
 	}
-	s.files = append(s.files, &stagedFile{dest: dest, tmp: tmp, existed: existed})
+	existed, err := checkReplaceable(dir, dest, s.force)
+	if err != nil {
+		return err
+	}
+	s.files = append(s.files, &stagedFile{dest: dest, tmp: t, adopted: true, existed: existed})
 	return nil
+}
+
+// outDir opens the directory of dest, once per stage.
+func (s *Stage) outDir(dest string) (*outDir, error) {
+	path := filepath.Dir(dest)
+	if d, ok := s.dirs[path]; ok {
+		return d, nil
+	}
+	var d *outDir
+	var err error
+	if s.within == nil {
+		d, err = openOutDir(path)
+	} else {
+		d, err = s.within.openSubdir(dest, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", dest, err)
+	}
+	s.dirs[path] = d
+	return d, nil
 }
 
 // Commit syncs every output and moves it into place, in the order they were created. On
@@ -67,37 +121,45 @@ func (s *Stage) Commit() (err error) {
 		if err != nil {
 			for _, sf := range moved {
 				if !sf.existed {
-					os.Remove(sf.dest)
+					sf.tmp.dir.root.Remove(filepath.Base(sf.dest))
 				}
 			}
 			s.Abort()
 		}
 	}()
 	for _, sf := range s.files {
-		if sf.f == nil {
+		if sf.adopted {
 			continue
 		}
-		if err := sf.f.Sync(); err != nil {
-			return fmt.Errorf("writing %s: syncing %s: %w", sf.dest, sf.tmp, err)
-		}
-		err := sf.f.Close()
-		sf.f = nil
-		if err != nil {
-			return fmt.Errorf("writing %s: closing %s: %w", sf.dest, sf.tmp, err)
+		if err := sf.tmp.f.Sync(); err != nil {
+			return fmt.Errorf("writing %s: syncing %s: %w", sf.dest, sf.tmp.label(), err)
 		}
 	}
-	dirs := map[string]bool{}
+	// The temporary files stay open, and so locked, until they have their names: a sweep
+	// in another run must not take one for a leftover.
+	dirs := map[*outDir]bool{}
 	for _, sf := range s.files {
-		if err := publish(sf.tmp, sf.dest, s.force); err != nil {
-			return err
+		if err := sf.tmp.publish(filepath.Base(sf.dest), s.force); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return existsError(sf.dest)
+			}
+			return fmt.Errorf("writing %s: %w", sf.dest, err)
 		}
 		moved = append(moved, sf)
-		dirs[filepath.Dir(sf.dest)] = true
+		dirs[sf.tmp.dir] = true
 	}
 	for dir := range dirs {
 		syncDir(dir)
 	}
+	for _, sf := range s.files {
+		if !sf.adopted {
+			if err := sf.tmp.f.Close(); err != nil {
+				return fmt.Errorf("writing %s: closing it: %w", sf.dest, err)
+			}
+		}
+	}
 	s.files, s.madeDirs = nil, nil // they hold the result now
+	s.closeDirs()
 	return nil
 }
 
@@ -105,21 +167,38 @@ func (s *Stage) Commit() (err error) {
 // after Commit, which leaves it nothing to do.
 func (s *Stage) Abort() {
 	for _, sf := range s.files {
-		if sf.f != nil {
-			sf.f.Close()
+		if !sf.adopted {
+			sf.tmp.discard()
 		}
-		os.Remove(sf.tmp)
 	}
 	s.files = nil
+	s.closeDirs()
 	for _, d := range slices.Backward(s.madeDirs) {
 		os.Remove(d) // only if empty
 	}
 	s.madeDirs = nil
 }
 
+func (s *Stage) closeDirs() {
+	for _, d := range s.dirs {
+		d.close()
+	}
+	clear(s.dirs)
+	if s.within != nil {
+		s.within.close()
+		s.within = nil
+	}
+}
+
 // MkdirAll creates dir and its missing parents for outputs; Abort removes those it made
-// while they are empty.
+// while they are empty. In a Stage made by NewStageIn, dir must be inside its directory and
+// reached through no symbolic link.
 func (s *Stage) MkdirAll(dir string) error {
+	if s.within != nil {
+		made, err := s.within.mkdirAll(dir)
+		s.madeDirs = append(s.madeDirs, made...)
+		return err
+	}
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(d); err == nil {
@@ -141,10 +220,71 @@ func (s *Stage) MkdirAll(dir string) error {
 	return nil
 }
 
-// checkReplaceable refuses, before any byte is written, an existing dest without force and
-// a dest that a rename would not replace sensibly; it reports whether dest exists.
-func checkReplaceable(dest string, force bool) (existed bool, err error) {
-	info, err := os.Lstat(dest)
+// relInside returns path relative to d, refusing a path outside d.
+func (d *outDir) relInside(path string) (string, error) {
+	rel, err := filepath.Rel(d.path, path)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", fmt.Errorf("%s is outside %s (%w)", path, d.path, ErrOutsideOutputDir)
+	}
+	return rel, nil
+}
+
+// mkdirAll creates the directory path inside d and its missing parents, refusing any that
+// is a symbolic link; it returns the paths of those it created.
+func (d *outDir) mkdirAll(path string) (made []string, err error) {
+	rel, err := d.relInside(path)
+	if err != nil || rel == "." {
+		return nil, err
+	}
+	sub := "."
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		sub = filepath.Join(sub, name)
+		info, err := d.root.Lstat(sub)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := d.root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return made, err
+			}
+			made = append(made, d.join(sub))
+			continue
+		case err != nil:
+			return made, err
+		case info.Mode()&fs.ModeSymlink != 0:
+			return made, fmt.Errorf("%s is a symbolic link (%w)", d.join(sub), ErrOutsideOutputDir)
+		case !info.IsDir():
+			return made, fmt.Errorf("%s is not a directory", d.join(sub))
+		}
+	}
+	return made, nil
+}
+
+// openSubdir opens the directory path inside d, where dest goes, refusing one reached
+// through a symbolic link.
+func (d *outDir) openSubdir(dest, path string) (*outDir, error) {
+	rel, err := d.relInside(path)
+	if err != nil {
+		return nil, err
+	}
+	sub := "."
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		sub = filepath.Join(sub, name)
+		if info, err := d.root.Lstat(sub); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link (%w)", d.join(sub), ErrOutsideOutputDir)
+		}
+	}
+	// OpenRoot itself refuses a link that would lead out, should one appear meanwhile.
+	root, err := d.root.OpenRoot(rel)
+	if err != nil {
+		return nil, err
+	}
+	return &outDir{root: root, path: path}, nil
+}
+
+// checkReplaceable refuses, before any byte is written, an existing dest (in dir) without
+// force and a dest that a rename would not replace sensibly; it reports whether dest exists.
+// A symbolic link at dest is replaced with force, never followed.
+func checkReplaceable(dir *outDir, dest string, force bool) (existed bool, err error) {
+	info, err := dir.root.Lstat(filepath.Base(dest))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
@@ -160,24 +300,6 @@ func checkReplaceable(dest string, force bool) (existed bool, err error) {
 	return true, nil
 }
 
-// publish moves the finished temporary file tmp to dest, replacing dest only with force (a
-// no-clobber rename otherwise, so a file that appeared meanwhile is never overwritten).
-func publish(tmp, dest string, force bool) error {
-	var err error
-	if force {
-		err = os.Rename(tmp, dest)
-	} else {
-		err = renameNoReplace(tmp, dest)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return existsError(dest)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", dest, err)
-	}
-	return nil
-}
-
 func existsError(dest string) error {
 	return fmt.Errorf("writing %s: %w", dest, fs.ErrExist)
 }
@@ -191,40 +313,19 @@ const (
 	PublicPerm fs.FileMode = 0o666
 )
 
-// createTemp creates a new hidden file in dir with mode perm before the umask. A secret is
-// chmod'ed to SecretPerm as well, so that a default ACL cannot widen it.
-func createTemp(dir string, perm fs.FileMode) (*os.File, error) {
-	for range 100 {
-		name := filepath.Join(dir, ".sno-iso-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err == nil && perm == SecretPerm {
-			if err = f.Chmod(SecretPerm); err != nil {
-				f.Close()
-				os.Remove(name)
-				return nil, err
-			}
-		}
-		return f, err
-	}
-	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
-}
-
-// linkThenUnlink moves oldpath to newpath without replacing an existing newpath: creating a
-// link fails if newpath exists.
-func linkThenUnlink(oldpath, newpath string) error {
-	if err := os.Link(oldpath, newpath); err != nil {
+// linkThenUnlink moves oldname to newname in dir without replacing an existing newname:
+// creating a link fails if newname exists.
+func linkThenUnlink(dir *outDir, oldname, newname string) error {
+	if err := dir.root.Link(oldname, newname); err != nil {
 		return err
 	}
-	return os.Remove(oldpath)
+	return dir.root.Remove(oldname)
 }
 
 // syncDir makes a rename in dir durable. Errors are ignored: the data itself is already synced
 // and some filesystems cannot sync a directory.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
+func syncDir(dir *outDir) {
+	if d, err := dir.root.Open("."); err == nil {
 		d.Sync()
 		d.Close()
 	}

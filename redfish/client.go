@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpwait"
 )
 
 // maxBody bounds what is read of any BMC answer: Redfish resources are a few KiB.
@@ -175,7 +177,7 @@ func (c *Client) doRetrying(ctx context.Context, r request) (*response, error) {
 		if wait == 0 || wait > c.opts.Retry.Max {
 			wait = c.opts.Retry.delay(attempt)
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := httpwait.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Everything a BMC sends is untrusted: resources, error bodies, Retry-After, Location and
@@ -35,16 +34,6 @@ func FuzzParseError(f *testing.F) {
 		e.mentions("TransferMethod", "SYS518")
 		isTransient(&response{status: status, body: body})
 		failedDespiteSuccess(body)
-	})
-}
-
-func FuzzRetryAfter(f *testing.F) {
-	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, v string) {
-		d, ok := parseRetryAfter(v, now)
-		if d < 0 || d > maxRetryAfter || (!ok && d != 0) {
-			t.Fatalf("parseRetryAfter(%q) = %v, %v", v, d, ok)
-		}
 	})
 }
 

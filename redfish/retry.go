@@ -1,11 +1,10 @@
 package redfish
 
 import (
-	"context"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpwait"
 )
 
 // Backoff paces retries and polls: the first wait is Base, doubled each time up to Max, for
@@ -66,40 +65,9 @@ func isTransient(resp *response) bool {
 // maxRetryAfter bounds what a BMC may ask a client to wait.
 const maxRetryAfter = 5 * time.Minute
 
-// parseRetryAfter reads a Retry-After header: seconds or an HTTP date. ok is false when the
-// header is absent or malformed; waits are clamped to [0, maxRetryAfter].
+// parseRetryAfter reads a Retry-After header, clamped to maxRetryAfter; ok is false when the
+// header is absent or malformed.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		if secs > int64(maxRetryAfter/time.Second) {
-			return maxRetryAfter, true
-		}
-		return time.Duration(secs) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return min(max(t.Sub(now), 0), maxRetryAfter), true
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	wait, ok := httpwait.RetryAfter(v, now)
+	return min(wait, maxRetryAfter), ok
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpwait"
 )
 
 // task is what the client reads of a Task resource returned by a finished task monitor.
@@ -28,7 +30,7 @@ func (c *Client) followTask(ctx context.Context, accepted *response) (*response,
 		if !ok {
 			wait = c.opts.Retry.Poll
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := httpwait.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		var err error

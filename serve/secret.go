@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
 // SecretFileName is the secret's file in the nodes directory when no other is given. A dot
@@ -169,7 +170,7 @@ func LoadOrCreateSecret(path string) (s *Secret, created bool, err error) {
 	if s, err = NewSecret(); err != nil {
 		return nil, false, err
 	}
-	err = writeSecretFile(path, s, os.Link)
+	err = writeSecretFile(path, s, false)
 	if errors.Is(err, fs.ErrExist) {
 		s, err = ReadSecretFile(path)
 		return s, false, err
@@ -191,41 +192,26 @@ func RotateSecretFile(path string, now time.Time, grace time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return writeSecretFile(path, next, os.Rename)
+	return writeSecretFile(path, next, true)
 }
 
-// writeSecretFile writes s to a 0600 temporary file beside path, synced, then moves it into
-// place with move (os.Link refuses to replace a file, os.Rename replaces it).
-func writeSecretFile(path string, s *Secret, move func(tmp, path string) error) (err error) {
+// writeSecretFile writes s to path atomically through an isobuilder.Stage: a 0600 temporary
+// file beside path (unnamed on Linux, so a crash leaves no copy of the key), synced, then
+// named path. An existing path is replaced only when replace; otherwise the error wraps
+// fs.ErrExist.
+func writeSecretFile(path string, s *Secret, replace bool) error {
 	text, err := s.MarshalText()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sno-iso-secret-*")
+	stage := isobuilder.NewStage(replace)
+	defer stage.Abort()
+	f, err := stage.Create(path, isobuilder.SecretPerm)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	// CreateTemp makes 0600 files already; say so whatever the umask or a default ACL.
-	if err := tmp.Chmod(0o600); err != nil {
+	if _, err := f.Write(text); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(text); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := move(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return stage.Commit()
 }

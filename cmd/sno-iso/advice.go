@@ -29,6 +29,7 @@ var advice = []struct {
 	{isobuilder.ErrHasIgnition, "; use -f to replace it"},
 	{isobuilder.ErrHasKeyfiles, "; use -f to replace them"},
 	{serve.ErrNodesNotDir, "; --nodes names a directory with one subdirectory per node"},
+	{isobuilder.ErrOutsideOutputDir, "; remove the link, or choose another output directory"},
 	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
 	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},

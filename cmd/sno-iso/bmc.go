@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -309,7 +308,7 @@ func bmcBoot(c *cli.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkImageReachable(ctx, image); err != nil {
+		if err := redfish.CheckImage(ctx, nil, image); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "Warning: %v; the BMC may reach it where this machine cannot, but check the URL if the boot fails\n", err)
 		}
 		res, err := client.Boot(ctx, redfish.BootRequest{
@@ -364,26 +363,6 @@ func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 		return "", usagef("--open names the plain URL of a server without a secret: leave out --secret-file")
 	}
 	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), servedAccess{secretFile: c.String("secret-file"), open: c.Bool("open")})
-}
-
-// checkImageReachable asks for the image's headers before the BMC is told to fetch it, to
-// catch a server that is not running or a node name it does not know.
-func checkImageReachable(ctx context.Context, image string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, image, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach the image from here: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HEAD %s answered %s", image, resp.Status)
-	}
-	return nil
 }
 
 // servedAccess is how `sno-iso serve` publishes the nodes: under the secret of secretFile

@@ -233,7 +233,7 @@ func TestBMCNode(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", tt.name, r.code, r.stderr)
 		}
-		if !strings.Contains(string(r.stderr), "Warning: cannot reach the image from here") {
+		if !strings.Contains(string(r.stderr), "Warning: the image URL is not reachable from here") {
 			t.Errorf("%s: no warning that the image URL does not answer:\n%s", tt.name, r.stderr)
 		}
 		if slotImage() != want || want == "" {

@@ -175,8 +175,12 @@ func pxeBuild(c *cli.Context) error {
 	}
 	outDir := c.String("output")
 	names := set.Names()
-	// Every file is started before any is written: an existing one is refused at once.
-	stage := isobuilder.NewStage(c.Bool("force"))
+	// Every file is started before any is written: an existing one is refused at once. All
+	// stay inside outDir: a symbolic link there is never followed.
+	stage, err := isobuilder.NewStageIn(outDir, c.Bool("force"))
+	if err != nil {
+		return err
+	}
 	defer stage.Abort()
 	files := map[string]*os.File{}
 	for _, name := range names {
