@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -258,5 +259,14 @@ func TestNewRefusesCustomizedISO(t *testing.T) {
 	_, err := New(Config{ISO: iso, NodesDir: t.TempDir(), Open: true})
 	if !errors.Is(err, isobuilder.ErrCustomized) || !strings.Contains(err.Error(), iso) {
 		t.Errorf("got %v, want ErrCustomized naming %s", err, iso)
+	}
+}
+
+// A secret file that is a named pipe is refused, not waited on at start.
+func TestReadSecretFileRefusesNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), SecretFileName)
+	fixtures.NamedPipe(t, fifo)
+	if _, err := ReadSecretFile(fifo); !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("got %v, want the pipe refused by name", err)
 	}
 }
