@@ -253,11 +253,16 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	if got, want := s.sha(t, "/rootfs.img"), fileSHA(t, filepath.Join(dir, "rootfs.img")); got != want {
 		t.Errorf("/rootfs.img has SHA-256 %s, pxe build wrote %s", got, want)
 	}
+	// The client learns the kind of problem; the server's log names the file.
 	resp, body := s.get(t, s.urls(t, nodes, "broken")["iso"])
-	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", node.DirIgnition)) {
-		t.Errorf("GET /broken.iso: %d %q, want 500 naming the file", resp.StatusCode, body)
+	brokenFile := filepath.Join(nodes, "broken", node.DirIgnition)
+	if resp.StatusCode != 500 || strings.Contains(string(body), brokenFile) {
+		t.Errorf("GET /broken.iso: %d %q, want 500 without the server's paths", resp.StatusCode, body)
 	}
 	s.stop(t)
+	if !strings.Contains(s.output(), brokenFile) {
+		t.Errorf("the log does not name the broken file:\n%s", s.output())
+	}
 }
 
 func TestServeUsage(t *testing.T) {
