@@ -76,14 +76,14 @@ func openOSFile(f *os.File) (*LiveISO, error) {
 
 // ErrNotISOFile says that an ISO path names something other than a regular file or a block
 // device: a named pipe, a directory, a character device.
-var ErrNotISOFile = errors.New("an ISO must be a regular file or a block device")
+var ErrNotISOFile = errors.New("not a regular file or block device")
 
 func checkISOFileKind(info fs.FileInfo) error {
 	mode := info.Mode()
 	if mode.IsRegular() || (mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0) {
 		return nil
 	}
-	return fmt.Errorf("%w, not %s", ErrNotISOFile, input.Kind(mode))
+	return fmt.Errorf("%s, %w (an ISO must be one)", input.Kind(mode), ErrNotISOFile)
 }
 
 // OpenReader parses the live ISO of size bytes that r reads. r must stay readable while the

@@ -22,5 +22,5 @@ func TestInspectNamedPipe(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("inspect of a named pipe did not return")
 	}
-	wantFailure(t, r, fifo, "a named pipe", "must be a regular file or a block device")
+	wantFailure(t, r, fifo, "a named pipe", "not a regular file or block device")
 }
