@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/input"
+	"github.com/sno-iso/sno-iso/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -41,6 +43,9 @@ type Config struct {
 	Output Output
 	// BMC is the node's BMC (`bmc`), nil when the file has none.
 	BMC *BMC
+	// SplitKargs are warnings, each naming the file and line, about kernel arguments that a
+	// YAML flow list split at their comma.
+	SplitKargs []string
 }
 
 // Output says which media build makes: the full ISO (Kind "" or "full") or a minimal ISO
@@ -156,6 +161,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s: no %s section (or %s, its install-config name)", name, installationKey, installConfigSection)
 	}
 	cfg.CopyNetworkSet = p.copyNetworkSet
+	cfg.SplitKargs = p.splitKargs
 	return cfg, nil
 }
 
@@ -163,6 +169,7 @@ type configParser struct {
 	name           string
 	sectionSeen    bool
 	copyNetworkSet bool
+	splitKargs     []string
 }
 
 func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
@@ -199,7 +206,7 @@ func (p *configParser) walkMapping(n *yaml.Node, where string, known []string, s
 			return p.errorf(key, "key %q is not supported by this version of sno-iso", name)
 		default:
 			msg := fmt.Sprintf("unknown key %q%s", name, in)
-			if s := suggestKey(name, known); s != "" {
+			if s := suggest.Nearest(name, known); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			return p.errorf(key, "%s", msg)
@@ -259,7 +266,11 @@ func (p *configParser) output(n *yaml.Node, o *Output) error {
 				err = p.errorf(v, "%s.kind is %q: use full or minimal", outputKey, o.Kind)
 			}
 		case "rootfsURL":
-			o.RootfsURL, err = p.str(v, outputKey+".rootfsURL")
+			if o.RootfsURL, err = p.str(v, outputKey+".rootfsURL"); err == nil {
+				if urlErr := ValidateRootfsURL(o.RootfsURL); urlErr != nil {
+					err = p.errorf(v, "%s.rootfsURL: %v", outputKey, urlErr)
+				}
+			}
 		}
 		return err
 	})
@@ -364,9 +375,28 @@ func (p *configParser) kargs(n *yaml.Node, key string) ([]string, error) {
 		if err := validateKarg(item.Value); err != nil {
 			return nil, p.errorf(item, "%s[%d] %q: %v", key, i, item.Value, err)
 		}
+		if i > 0 && n.Style&yaml.FlowStyle != 0 && looksSplit(kargs[i-1], item.Value) {
+			whole := kargs[i-1] + "," + item.Value
+			p.splitKargs = append(p.splitKargs, fmt.Sprintf("%s:%d:%d: %s[%d] %q looks like the end of %q, which the YAML flow list split at "+
+				"its comma into two kernel arguments; quote it to keep it one: %s: [%q]",
+				p.name, item.Line, item.Column, key, i, item.Value, whole, key[strings.LastIndex(key, ".")+1:], whole))
+		}
 		kargs = append(kargs, item.Value)
 	}
 	return kargs, nil
+}
+
+// serialOptions matches the speed, parity, bits and flow control that follow the comma of a
+// serial console argument: 115200n8, 9600, 115200n8r.
+var serialOptions = regexp.MustCompile(`^[0-9]+(?:[noe][5-8]?r?)?$`)
+
+// looksSplit reports whether karg is the end of the argument before it, cut at a comma: a
+// flow list ([console=ttyS0,115200n8]) reads a comma as the end of an item.
+func looksSplit(before, karg string) bool {
+	if strings.Contains(karg, "=") || !strings.Contains(before, "=") {
+		return false
+	}
+	return strings.HasPrefix(before, "console=") || serialOptions.MatchString(karg)
 }
 
 func (p *configParser) duration(n *yaml.Node, key string) (time.Duration, error) {
@@ -390,40 +420,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// suggestKey returns the known key closest to a misspelt one: the same up to case, or at
-// most two edits away.
-func suggestKey(name string, known []string) string {
-	best, bestDistance := "", 3
-	for _, k := range known {
-		if strings.EqualFold(k, name) {
-			return k
-		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDistance {
-			best, bestDistance = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

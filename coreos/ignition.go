@@ -36,7 +36,7 @@ type Ignition struct {
 // Warning is a non-fatal finding about an input, with where it was found.
 type Warning struct {
 	// Path is the JSON path in the config ("$.storage.files.3.mode"), or the setting the
-	// warning is about ("installationDisk").
+	// warning is about (DiskSetting).
 	Path string
 	// Line and Column locate the value in the input when known, else 0.
 	Line, Column int

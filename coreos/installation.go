@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// DiskSetting is the name of the installation disk setting, in sno.yaml and install-config
+// alike; warnings about the disk carry it as their Path.
+const DiskSetting = "installationDisk"
+
 // DefaultRebootDelay is the installer's delay between the end of coreos-installer and the
 // reboot into the installed disk (`shutdown -r +1`).
 const DefaultRebootDelay = time.Minute

@@ -38,7 +38,7 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 				"they reach the node through its bootkube and Machine Config Operator")
 		}
 		if opts.Installation.Disk != "" {
-			warnings = append(warnings, Warning{Path: "installationDisk",
+			warnings = append(warnings, Warning{Path: DiskSetting,
 				Message: "ignored: the config is not bootstrap-in-place, so no install-to-disk is added"})
 		}
 		return raw, warnings, nil
@@ -73,7 +73,7 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	}
 	outWarnings = append(outWarnings, customizationWarnings...)
 	for _, w := range diskWarnings {
-		outWarnings = append(outWarnings, Warning{Path: "installationDisk", Message: w})
+		outWarnings = append(outWarnings, Warning{Path: DiskSetting, Message: w})
 	}
 	return out, outWarnings, nil
 }

@@ -60,6 +60,9 @@ type Sources struct {
 	Config *coreos.Config
 	// Installation merges sno.yaml, install-config.yaml and the overrides.
 	Installation coreos.Installation
+	// DiskSource is the file that set Installation.Disk (sno.yaml or install-config.yaml),
+	// "" when an override set it or nothing did.
+	DiskSource string
 	// CopyNetworkSet says whether sno.yaml or an override chose copyNetwork explicitly.
 	CopyNetworkSet   bool
 	AllowAnyIgnition bool
@@ -86,7 +89,7 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}
-	if src.Installation, err = in.installation(cfg); err != nil {
+	if src.Installation, src.DiskSource, err = in.installation(cfg); err != nil {
 		return nil, files, err
 	}
 	src.CopyNetworkSet = cfg.CopyNetworkSet || in.Overrides.CopyNetwork != nil
@@ -128,22 +131,29 @@ func (in Inputs) liveSettings(cfg *coreos.Config) (coreos.LiveKargs, []string) {
 	return kargs, keyfiles
 }
 
-// installation merges sno.yaml, install-config.yaml and the overrides, in rising precedence.
-func (in Inputs) installation(cfg *coreos.Config) (coreos.Installation, error) {
+// installation merges sno.yaml, install-config.yaml and the overrides, in rising precedence,
+// and names the file that set the disk ("" for an override).
+func (in Inputs) installation(cfg *coreos.Config) (_ coreos.Installation, diskSource string, _ error) {
 	inst := cfg.Installation
+	if inst.Disk != "" {
+		diskSource = in.ConfigPath
+	}
 	if in.InstallConfigPath != "" {
 		fromInstallConfig, err := coreos.LoadInstallConfig(in.InstallConfigPath)
 		if err != nil {
-			return inst, err
+			return inst, "", err
 		}
 		switch {
 		case inst.Disk == "":
-			inst.Disk = fromInstallConfig.Disk
+			inst.Disk, diskSource = fromInstallConfig.Disk, in.InstallConfigPath
 		case inst.Disk != fromInstallConfig.Disk:
-			return inst, fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
+			return inst, "", fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
 		}
 	}
-	return in.Overrides.Override(inst), nil
+	if in.Overrides.Disk != "" {
+		diskSource = ""
+	}
+	return in.Overrides.Override(inst), diskSource, nil
 }
 
 // loadCustomizations loads the customization files and checks that they merge: a conflict

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"time"
+
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
@@ -39,9 +41,15 @@ type IgnitionAreaReport struct {
 
 // InstallationReport is what the embedded install-to-disk script will do.
 type InstallationReport struct {
-	Disk           string   `json:"disk"`
-	InstallerArgs  []string `json:"installerArgs"`
-	MachineConfigs []string `json:"machineConfigs,omitempty"`
+	Disk          string   `json:"disk"`
+	InstallerArgs []string `json:"installerArgs"`
+	// WipeDisk says that the script releases the disk's holders and wipes its signatures
+	// before installing.
+	WipeDisk bool `json:"wipeDisk"`
+	// RebootDelayMinutes is the time between the install and the reboot; nil when the script
+	// schedules no reboot that sno-iso recognises.
+	RebootDelayMinutes *int     `json:"rebootDelayMinutes,omitempty"`
+	MachineConfigs     []string `json:"machineConfigs,omitempty"`
 }
 
 // Member is one embedded file.
@@ -107,7 +115,11 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 	if cfg, ok := files[initrd.IgnitionPath]; ok {
 		// Only bootstrap-in-place configs have an installation to report.
 		if info, err := coreos.InspectIgnition(cfg); err == nil {
-			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs}
+			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs, WipeDisk: info.Installation.WipeDisk}
+			if d := info.Installation.RebootDelay; d != nil {
+				minutes := int(*d / time.Minute)
+				r.Installation.RebootDelayMinutes = &minutes
+			}
 			for _, mc := range info.MachineConfigs {
 				r.Installation.MachineConfigs = append(r.Installation.MachineConfigs, mc.Name)
 			}

@@ -108,11 +108,19 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 	if err != nil {
 		return nil, err
 	}
-	if opts.Minimal {
+	switch {
+	case opts.Minimal && opts.MinimalOptions.RootfsURL == "":
+		m.Warnings = []Warning{noRootfsURLWarning}
+	case opts.Minimal:
 		m.Warnings = n.MinimalWarnings(m.Derived.LiveISO)
 	}
 	return m, nil
 }
+
+// noRootfsURLWarning is the warning of a minimal ISO made without a rootfs URL.
+var noRootfsURLWarning = Warning{Kind: MinimalWithoutRootfsURL, Setting: "output.rootfsURL",
+	Text: "the minimal ISO has no root file system and no URL to fetch it from: it cannot boot unaided; " +
+		"set output.rootfsURL, or add coreos.live.rootfs_url= to its kernel arguments at boot, or boot its rootfs over PXE"}
 
 // GrownISO rebuilds the pristine iso, minimal when opts.Minimal, with an Ignition area that
 // takes the payload that was tooLarge for it, as a temporary file in opts.TempDir: the ISO

@@ -49,7 +49,15 @@ func Prepare(src *Sources) (*Node, error) {
 	}
 	n := &Node{Installation: inst, Payload: initrd.Files{initrd.IgnitionPath: live}, LiveKargs: src.LiveKargs, Output: src.Config.Output}
 	for _, w := range warnings {
+		if w.Path == coreos.DiskSetting {
+			// The disk came from sno.yaml, install-config.yaml or an override, not the config.
+			n.Warnings = append(n.Warnings, Warning{Kind: DiskWarning, Text: w.String(), Setting: w.Path, Source: src.DiskSource})
+			continue
+		}
 		n.Warnings = append(n.Warnings, Warning{Kind: IgnitionWarning, Text: fmt.Sprintf("%s: %s", src.IgnitionName, w)})
+	}
+	for _, w := range src.Config.SplitKargs {
+		n.Warnings = append(n.Warnings, Warning{Kind: SplitKarg, Text: w})
 	}
 	for _, w := range src.CustomizationWarnings {
 		n.Warnings = append(n.Warnings, Warning{Kind: CustomizationWarning, Text: w})

@@ -17,14 +17,32 @@ const (
 	LiveIPNotCopied
 	// MinimalOverDHCP says that a minimal ISO relies on DHCP to fetch its root file system.
 	MinimalOverDHCP
+	// MinimalWithoutRootfsURL says that a minimal ISO has no URL to fetch its root file
+	// system from: it cannot boot unaided. Setting is the sno.yaml setting that gives one.
+	MinimalWithoutRootfsURL
+	// SplitKarg says that a kernel argument of sno.yaml looks cut in two at its comma by a
+	// YAML flow list ([console=ttyS0,115200n8]); Text names the file and line.
+	SplitKarg
+	// DiskWarning is about the installation disk setting (an unstable kernel name such as
+	// /dev/sda); Source is the file that set the disk, "" when Inputs.Overrides did.
+	DiskWarning
 )
 
 // Warning is something worth telling the user once the media is known to be writable.
 type Warning struct {
 	Kind WarningKind
 	Text string
-	// Setting is the sno.yaml setting that Text advises, exactly as Text spells it, or "".
+	// Setting is the sno.yaml setting that Text advises or is about, exactly as Text spells
+	// it, or "".
 	Setting string
+	// Source is the file the value the warning is about came from, when Text does not name
+	// it: "" for a value of Inputs.Overrides.
+	Source string
 }
 
-func (w Warning) String() string { return w.Text }
+func (w Warning) String() string {
+	if w.Source != "" {
+		return w.Source + ": " + w.Text
+	}
+	return w.Text
+}

@@ -28,7 +28,7 @@ var advice = []struct {
 	{coreos.ErrKargRemoval, "; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead"},
 	{isobuilder.ErrHasIgnition, "; use -f to replace it"},
 	{isobuilder.ErrHasKeyfiles, "; use -f to replace them"},
-	{serve.ErrNodesNotDir, "; --nodes names a directory with one subdirectory per node"},
+	{serve.ErrNodesNotDir, "; " + nodesDirAdvice},
 	{isobuilder.ErrOutsideOutputDir, "; remove the link, or choose another output directory"},
 	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
@@ -47,14 +47,22 @@ func errorText(err error) string {
 }
 
 // warningFlags names the flag that does what a warning's sno.yaml setting does.
-var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-network"}
+var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-network", node.MinimalWithoutRootfsURL: "--rootfs-url"}
 
-// printWarnings prints a node's warnings, naming the flag beside the setting they advise.
+// overrideFlags names the flag that set the value a warning is about when the warning has no
+// Source: the node's overrides are the command line's flags.
+var overrideFlags = map[node.WarningKind]string{node.DiskWarning: "--installation-disk"}
+
+// printWarnings prints a node's warnings, naming the flag beside the setting they advise, or
+// the flag that set the value they are about.
 func printWarnings(w io.Writer, warnings []node.Warning) {
 	for _, warning := range warnings {
-		text := warning.Text
+		text := warning.String()
 		if flag, ok := warningFlags[warning.Kind]; ok && warning.Setting != "" {
 			text = strings.Replace(text, warning.Setting, warning.Setting+" (or "+flag+")", 1)
+		}
+		if flag, ok := overrideFlags[warning.Kind]; ok && warning.Source == "" && warning.Setting != "" {
+			text = strings.Replace(text, warning.Setting, flag, 1)
 		}
 		fmt.Fprintf(w, "Warning: %s\n", text)
 	}

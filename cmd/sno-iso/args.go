@@ -6,6 +6,28 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// helpArgs turns `sno-iso help CMD [SUBCMD...]` into `sno-iso CMD [SUBCMD...] --help`: the
+// command list hides urfave/cli's help command, whose `help CMD SUBCMD` would show CMD's help.
+// A name that is no command is left to fail as one, with the nearest name.
+func helpArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 || args[1] != "help" {
+		return args
+	}
+	out := append([]string{args[0]}, args[2:]...)
+	commands := app.Commands
+	for _, name := range args[2:] {
+		if strings.HasPrefix(name, "-") {
+			break
+		}
+		cmd := findCommand(commands, name)
+		if cmd == nil {
+			return out
+		}
+		commands = cmd.Subcommands
+	}
+	return append(out, "--help")
+}
+
 // intersperse moves the options of the command named by args in front of its positional
 // arguments, so that `ignition embed rhcos.iso -i config.ign` works as it does with
 // coreos-installer; urfave/cli stops reading options at the first positional argument.

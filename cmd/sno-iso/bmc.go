@@ -37,8 +37,8 @@ func bmcCommand() *cli.Command {
 		Name:  "bmc",
 		Usage: "boot a server from its ISO over Redfish virtual media, eject it, or show the BMC's state",
 		Description: "The BMC is --bmc ADDRESS (https://HOST, https://HOST/redfish/v1/Systems/ID, or Metal3's\n" +
-			"redfish-virtualmedia://HOST/... and idrac-virtualmedia://HOST/...), or the bmc section of a node's\n" +
-			"sno.yaml with --node DIR/NODE. Credentials come from " + envBMCUsername + " and " + envBMCPassword + ",\n" +
+			"redfish-virtualmedia://HOST/... and idrac-virtualmedia://HOST/...), or the bmc section of a\n" +
+			"node's sno.yaml with --node DIR/NODE. Credentials come from " + envBMCUsername + " and " + envBMCPassword + ",\n" +
 			"or from --credentials-file (YAML with username: and password:), never from a flag.",
 		Subcommands: []*cli.Command{
 			{

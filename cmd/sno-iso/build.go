@@ -13,17 +13,20 @@ func buildCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "build",
 		Usage: "make single-node boot media: embed the bootstrap-in-place Ignition with install-to-disk set",
-		Description: "Reads the bootstrap-in-place-for-live-iso.ign that `openshift-install create single-node-ignition-config`\n" +
-			"wrote, sets its install-to-disk unit and script from sno.yaml (or install-config.yaml's\n" +
-			"bootstrapInPlace) and the flags, and writes a copy of the live ISO that boots, installs the node\n" +
-			"to the disk and reboots into it.",
+		Description: "Reads the bootstrap-in-place-for-live-iso.ign that\n" +
+			"`openshift-install create single-node-ignition-config` wrote, sets its install-to-disk unit and\n" +
+			"script from sno.yaml (or install-config.yaml's bootstrapInPlace) and the flags, and writes a copy\n" +
+			"of the live ISO that boots, installs the node to the disk and reboots into it.",
 		Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (- for standard output; default sno-<volume id>.iso)"},
 			forceFlag("replace an existing output file"),
-			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)"},
-			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`"},
+			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)",
+				DefaultText: "true when sno.yaml's output.kind is minimal"},
+			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`",
+				DefaultText: "sno.yaml's output.rootfsURL"},
 			growEmbedAreaFlag(),
 		), nodeFlags()...),
+		Before: refuseStandardInput,
 		Action: withLiveISO(build),
 	}
 }
@@ -31,6 +34,14 @@ func buildCommand() *cli.Command {
 func build(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usagef("build takes no arguments, got %q; the ISO goes in --iso", c.Args().Slice())
+	}
+	if err := refuseDeviceOutput(c.String("output"), "-o -"); err != nil {
+		return err
+	}
+	if c.IsSet("rootfs-url") {
+		if err := checkRootfsURLFlag(c.String("rootfs-url")); err != nil {
+			return err
+		}
 	}
 	iso, isoPath, n, err := openNode(c)
 	if err != nil {
@@ -74,7 +85,9 @@ func build(c *cli.Context) error {
 		return err
 	}
 	abs, _ := filepath.Abs(out)
-	if disk := n.Installation.Disk; disk != "" {
+	if minimal && opts.RootfsURL == "" {
+		fmt.Fprintf(c.App.ErrWriter, "Wrote %s, a minimal ISO without a rootfs URL%s.\n", abs, rootfsNote(""))
+	} else if disk := n.Installation.Disk; disk != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s: boots the live system, runs bootkube, installs to %s and reboots.\n", abs, disk)
 	} else {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s\n", abs)
@@ -88,7 +101,7 @@ func growEmbedAreaFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"}
 }
 
-// minimalChoice merges sno.yaml's output section and the flags.
+// minimalChoice merges sno.yaml's output section and the flags, both already validated.
 func minimalChoice(c *cli.Context, n *node.Node) (bool, isobuilder.MinimalOptions, error) {
 	minimal, url := n.Output.Kind == "minimal", n.Output.RootfsURL
 	if c.IsSet("minimal") {
@@ -99,11 +112,6 @@ func minimalChoice(c *cli.Context, n *node.Node) (bool, isobuilder.MinimalOption
 	}
 	if url != "" && !minimal {
 		return false, isobuilder.MinimalOptions{}, usagef("--rootfs-url is for minimal ISOs: add --minimal")
-	}
-	if url != "" {
-		if err := isobuilder.CheckRootfsURL(url); err != nil {
-			return false, isobuilder.MinimalOptions{}, err
-		}
 	}
 	return minimal, isobuilder.MinimalOptions{RootfsURL: url}, nil
 }

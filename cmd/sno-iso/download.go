@@ -23,11 +23,11 @@ func downloadCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "download",
 		Usage: "download the live ISO or PXE files of a CoreOS stream, verified, into the cache",
-		Description: "Finds the artifacts in stream metadata (--stream: what `openshift-install coreos print-stream-json`\n" +
-			"prints, as a file or URL, or a Fedora CoreOS stream name), or takes one --url with its sha256, and\n" +
-			"downloads them into the cache: checked against their sha256 while streaming, resumed where a\n" +
-			"connection broke, retried when the server asks for it. Prints the path of each file, alone, on\n" +
-			"standard output: in the cache, or in -C DIR.",
+		Description: "Finds the artifacts in stream metadata (--stream: what\n" +
+			"`openshift-install coreos print-stream-json` prints, as a file or URL, or a Fedora CoreOS stream\n" +
+			"name), or takes one --url with its sha256, and downloads them into the cache: checked against\n" +
+			"their sha256 while streaming, resumed where a connection broke, retried when the server asks\n" +
+			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.",
 		Flags: append(streamFlags(),
 			&cli.StringFlag{Name: "format", Value: download.FormatISO, Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
 			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -69,6 +70,18 @@ func printInspection(w io.Writer, r *node.Report) {
 	}
 	if in := r.Installation; in != nil {
 		fmt.Fprintf(w, "Installation:  to %s by coreos-installer %s\n", in.Disk, strings.Join(in.InstallerArgs, " "))
+		wipe := "no"
+		if in.WipeDisk {
+			wipe = "yes, holders released and signatures wiped first"
+		}
+		fmt.Fprintf(w, "               wipe disk: %s\n", wipe)
+		switch m := in.RebootDelayMinutes; {
+		case m == nil:
+		case *m == 0:
+			fmt.Fprintf(w, "               reboot delay: none, reboots right after installing\n")
+		default:
+			fmt.Fprintf(w, "               reboot delay: %s after installing\n", shortDuration(time.Duration(*m)*time.Minute))
+		}
 		if len(in.MachineConfigs) > 0 {
 			fmt.Fprintf(w, "               MachineConfigs handed to the Machine Config Operator:\n")
 			for _, name := range in.MachineConfigs {

@@ -12,8 +12,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/sno-iso/sno-iso/internal/suggest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -59,11 +61,39 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	setUsageErrorHandler(app.Commands)
+	setDefaultTexts(app.Commands)
 	return app
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error {
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		return unknownOption(c, name)
+	}
+	if err, ok := flagValueError(c, err); ok {
+		return err
+	}
 	return &usageError{err.Error()}
+}
+
+// unknownOption is the usage error of an option the command does not have (name without
+// its dashes), with the nearest one it has.
+func unknownOption(c *cli.Context, name string) error {
+	var names []string
+	for _, f := range c.Command.VisibleFlags() {
+		names = append(names, f.Names()...)
+	}
+	if s := suggest.Nearest(name, names); s != "" {
+		return usagef("unknown option %s; did you mean %s?", optionName(name), optionName(s))
+	}
+	return usagef("unknown option %s; run %s --help to list the options", optionName(name), c.Command.HelpName)
+}
+
+// optionName spells an option as the help does: -o, --output.
+func optionName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // setUsageErrorHandler makes every command report a bad command line as a usage error (exit
@@ -76,14 +106,17 @@ func setUsageErrorHandler(commands []*cli.Command) {
 			c.Action = unknownCommand
 		}
 		required, outputs := takeRequiredFlags(c.Flags), outputFlagNames(c.Flags)
-		if len(required)+len(outputs) > 0 {
+		if before := c.Before; len(required)+len(outputs) > 0 {
 			c.Before = func(ctx *cli.Context) error {
 				for _, name := range required {
 					if !ctx.IsSet(name) {
 						return usagef("%s needs --%s (see --help)", ctx.Command.HelpName, name)
 					}
 				}
-				return refuseEmptyOutputs(ctx, outputs)
+				if err := refuseEmptyOutputs(ctx, outputs); err != nil || before == nil {
+					return err
+				}
+				return before(ctx)
 			}
 		}
 		setUsageErrorHandler(c.Subcommands)
@@ -115,7 +148,15 @@ func unknownCommand(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return cli.ShowSubcommandHelp(c)
 	}
-	return usagef("unknown command %q; run %s --help to list the commands", c.Args().First(), c.Command.HelpName)
+	name := c.Args().First()
+	var names []string
+	for _, sub := range c.Command.VisibleCommands() {
+		names = append(names, sub.Names()...)
+	}
+	if s := suggest.Nearest(name, names); s != "" {
+		return usagef("unknown command %q; did you mean %q?", name, s)
+	}
+	return usagef("unknown command %q; run %s --help to list the commands", name, c.Command.HelpName)
 }
 
 func main() {
@@ -128,7 +169,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, intersperse(app, args))
+	err := app.RunContext(ctx, intersperse(app, helpArgs(app, args)))
 	if err == nil {
 		return 0
 	}

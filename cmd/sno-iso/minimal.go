@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -15,8 +16,9 @@ func minimalCommand() *cli.Command {
 		Name:      "minimal",
 		Usage:     "make a minimal ISO: the live ISO without its root file system, fetched over HTTP(S) at boot",
 		ArgsUsage: "ISO OUT",
-		Description: "Writes OUT (- for standard output): byte for byte what `coreos-installer iso extract minimal-iso`\n" +
-			"writes when the ISO carries coreos/miniso.dat, else a rebuilt ISO that still boots from CD and USB stick.\n" +
+		Description: "Writes OUT (- for standard output): byte for byte what\n" +
+			"`coreos-installer iso extract minimal-iso` writes when the ISO carries coreos/miniso.dat, else a\n" +
+			"rebuilt ISO that still boots from CD and USB stick.\n" +
 			"Without --rootfs-url the live system needs coreos.live.rootfs_url= added at boot (or PXE).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "rootfs-url", Usage: "fetch the root file system from `URL` (added as coreos.live.rootfs_url=)"},
@@ -36,10 +38,13 @@ func minimal(c *cli.Context) error {
 	if out == "" {
 		return usagef("minimal: the output argument is empty; name a file (- for standard output)")
 	}
+	if err := refuseDeviceOutput(out, "sno-iso minimal "+isoPath+" -"); err != nil {
+		return err
+	}
 	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
 	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
-	if opts.RootfsURL != "" {
-		if err := isobuilder.CheckRootfsURL(opts.RootfsURL); err != nil {
+	if c.IsSet("rootfs-url") {
+		if err := checkRootfsURLFlag(opts.RootfsURL); err != nil {
 			return err
 		}
 	}
@@ -101,6 +106,16 @@ func minimal(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
 	}
 	return nil
+}
+
+// checkRootfsURLFlag refuses a --rootfs-url that the live system cannot fetch its root file
+// system from.
+func checkRootfsURLFlag(url string) error {
+	if err := coreos.ValidateRootfsURL(url); err != nil {
+		return usagef("--rootfs-url: %v; give the http(s) URL at which you serve the ISO's images/pxeboot/rootfs.img "+
+			"(sno-iso minimal --output-rootfs writes it)", err)
+	}
+	return isobuilder.CheckRootfsURL(url)
 }
 
 func rootfsNote(url string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/cheggaaa/pb/v3"
@@ -47,6 +48,9 @@ func openISOArg(c *cli.Context) (*isobuilder.LiveISO, string, error) {
 // asks, with the command line's advice on the library's errors. Nothing is written when edit
 // fails.
 func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*isobuilder.Image, error)) error {
+	if err := refuseDeviceOutput(c.String("output"), "-o -"); err != nil {
+		return err
+	}
 	iso, err := openISO(c, isoPath)
 	if err != nil {
 		return err
@@ -100,4 +104,17 @@ func progress(c *cli.Context, total int64) (isobuilder.WriteOptions, func()) {
 	}
 	bar := pb.New64(total).Set(pb.Bytes, true).SetWriter(stderr).Start()
 	return isobuilder.WriteOptions{Progress: func(n int64) { bar.SetCurrent(n) }}, func() { bar.Finish() }
+}
+
+// refuseDeviceOutput refuses an output that is a device (a USB stick, /dev/null): a file
+// output is written beside itself and renamed into place, which a device cannot be. Streamed,
+// it can: stream is how the command names standard output as its output.
+func refuseDeviceOutput(out, stream string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if info, err := os.Stat(out); err == nil && info.Mode()&fs.ModeDevice != 0 {
+		return usagef("%s is a device, not a file: write the image to it as a stream, with %s > %s", out, stream, out)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -16,12 +17,15 @@ func nodeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "ignition", Usage: "the bootstrap-in-place Ignition `FILE` (openshift-install create single-node-ignition-config)", Required: true},
 		&cli.StringFlag{Name: "config", Usage: "sno.yaml `FILE` with the coreOSInstallation settings"},
 		&cli.StringFlag{Name: "install-config", Usage: "take bootstrapInPlace.installationDisk from this install-config.yaml `FILE`"},
-		&cli.StringFlag{Name: "installation-disk", Usage: "install to `DEVICE` (prefer /dev/disk/by-id or by-path names)"},
-		&cli.BoolFlag{Name: "copy-network", Usage: "copy the live system's NetworkManager keyfiles to the installed node"},
+		// --dest-device is coreos-installer install's name for the same device.
+		&cli.StringFlag{Name: "installation-disk", Aliases: []string{"dest-device"}, Usage: "install to `DEVICE` (prefer /dev/disk/by-id or by-path names)"},
+		&cli.BoolFlag{Name: "copy-network", Usage: "copy the live system's NetworkManager keyfiles to the installed node",
+			DefaultText: "sno.yaml's copyNetwork, else true with network keyfiles and false without"},
 		&cli.StringSliceFlag{Name: "append-karg", Usage: "kernel argument `KARG` for the installed node (repeatable)"},
 		&cli.StringSliceFlag{Name: "delete-karg", Usage: "kernel argument `KARG` to remove on the installed node (repeatable)"},
-		&cli.BoolFlag{Name: "wipe-disk", Usage: "release LVM, md and device-mapper holders and wipe signatures on the disk before installing"},
-		&cli.DurationFlag{Name: "reboot-delay", Usage: "wait `DURATION` (whole minutes) after installing before rebooting", DefaultText: coreos.DefaultRebootDelay.String()},
+		&cli.BoolFlag{Name: "wipe-disk", Usage: "release LVM, md and device-mapper holders and wipe signatures on the disk before installing",
+			DefaultText: "sno.yaml's wipeDisk, else false"},
+		&cli.DurationFlag{Name: "reboot-delay", Usage: "wait `DURATION` (whole minutes) after installing before rebooting", DefaultText: "sno.yaml's rebootDelay, else " + shortDuration(coreos.DefaultRebootDelay)},
 		&cli.BoolFlag{Name: "allow-any-ignition", Usage: "embed a config that is not bootstrap-in-place, unchanged"},
 		&cli.StringSliceFlag{Name: "customize", Usage: "Ignition config or MachineConfig `FILE` for the installed node, merged into the MachineConfig 99-installer-ignition-master (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-append", Usage: "kernel argument `KARG` for the live system, such as a static ip= (repeatable)"},
@@ -29,6 +33,20 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
 		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node unless --copy-network=false (repeatable)"},
 	}
+}
+
+// nodeFileFlags are the node options that name files to read.
+var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile"}
+
+// refuseStandardInput refuses - for a node's input file: a node's inputs are files, read
+// again when serve sees them change and named in messages.
+func refuseStandardInput(c *cli.Context) error {
+	for _, name := range nodeFileFlags {
+		if slices.Contains(c.StringSlice(name), "-") || c.String(name) == "-" {
+			return usagef("--%s -: %s reads files, not standard input; save it to a file and give its path", name, c.Command.HelpName)
+		}
+	}
+	return nil
 }
 
 // nodeInputsFromFlags collects the node options of the command line; flags left unset keep

@@ -14,16 +14,21 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve each node's customized ISO, minimal ISO and PXE files over HTTP, composed from the pristine ISO without copying it",
-		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and, optionally,\n" +
-			"DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The media carry the cluster's private\n" +
-			"keys, so each node's are published under an unguessable TOKEN derived from a secret (--secret-file,\n" +
-			"or DIR/" + serve.SecretFileName + ", created 0600 on first start); `sno-iso serve urls` prints them:\n" +
+		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and,\n" +
+			"optionally, DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The media carry the\n" +
+			"cluster's private keys, so each node's are published under an unguessable TOKEN derived from a\n" +
+			"secret (--secret-file, or DIR/" + serve.SecretFileName + ", created 0600 on first start); `sno-iso serve urls`\n" +
+			"prints them:\n" +
 			"  /TOKEN/NODE.iso          what `sno-iso build` writes for the node\n" +
 			"  /TOKEN/NODE-minimal.iso  what `sno-iso build --minimal` writes, fetching /rootfs.img\n" +
-			"  /TOKEN/NODE/boot.ipxe    with vmlinuz, initrd.img, rootfs.img beside it: what `pxe build --base-url` writes\n" +
+			"  /TOKEN/NODE/boot.ipxe    with vmlinuz, initrd.img, rootfs.img beside it: what\n" +
+			"                           `pxe build --base-url` writes\n" +
 			"  /rootfs.img              the ISO's root file system (no secrets: open to all)\n" +
-			"  /                        the nodes and their state (their URLs only for clients on this machine)\n" +
-			"  /healthz, /readyz, /metrics  liveness, readiness and Prometheus metrics (on --admin-listen when given)\n" +
+			"  /                        the nodes and their state (their URLs only for clients on this\n" +
+			"                           machine)\n" +
+			"  /healthz, /readyz, /metrics\n" +
+			"                           liveness, readiness and Prometheus metrics (on --admin-listen when\n" +
+			"                           given)\n" +
 			"Any other path, a wrong token included, gets 404. --open publishes /NODE.iso etc. instead.\n" +
 			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
 			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
@@ -62,6 +67,9 @@ func serveNodes(c *cli.Context) error {
 	}
 	if !c.IsSet("nodes") {
 		return usagef("%s needs --nodes (see --help)", c.Command.HelpName)
+	}
+	if err := checkNodesDir(c); err != nil {
+		return err
 	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)

@@ -27,17 +27,15 @@ func checkAdminListen(addr string) error {
 	if addr == "" {
 		return nil
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return usagef("--admin-listen %q is not HOST:PORT: write :9090 for all interfaces, or 127.0.0.1:9090 for this machine only", addr)
-	}
-	return nil
+	_, err := checkListenAddress("admin-listen", addr, "9090")
+	return err
 }
 
 // serveAdmin answers /healthz, /readyz and /metrics on addr until the command ends.
 func serveAdmin(c *cli.Context, srv *serve.Server, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("--admin-listen %s: %w", addr, err)
+		return listenError("admin-listen", addr, err)
 	}
 	go func() {
 		if err := srv.ServeAdmin(c.Context, ln); err != nil {

@@ -6,18 +6,34 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
 
 func nodesFlag() cli.Flag {
 	return &cli.StringFlag{Name: "nodes", Usage: "`DIR` with one subdirectory per node (required)"}
+}
+
+// nodesDirAdvice says what --nodes names.
+const nodesDirAdvice = "--nodes names a directory with one subdirectory per node, holding its " + node.DirIgnition +
+	" and, optionally, its " + node.DirConfig
+
+// checkNodesDir refuses a --nodes that does not exist, before anything is read or created in it.
+func checkNodesDir(c *cli.Context) error {
+	dir := c.String("nodes")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the nodes directory %s does not exist; %s", dir, nodesDirAdvice)
+	}
+	return nil
 }
 
 func secretFileFlag() cli.Flag {
@@ -49,6 +65,9 @@ func serveURLs(c *cli.Context) error {
 	}
 	if !c.IsSet("nodes") {
 		return usagef("%s needs --nodes (see --help)", c.Command.HelpName)
+	}
+	if err := checkNodesDir(c); err != nil {
+		return err
 	}
 	baseURL, err := parseBaseURL(c.String("base-url"))
 	if err != nil {
@@ -101,6 +120,11 @@ func rotateSecret(c *cli.Context) error {
 	if c.IsSet("nodes") == c.IsSet("secret-file") {
 		return usagef("%s needs either --nodes or --secret-file (see --help)", c.Command.HelpName)
 	}
+	if c.IsSet("nodes") {
+		if err := checkNodesDir(c); err != nil {
+			return err
+		}
+	}
 	grace := c.Duration("grace")
 	if grace < 0 {
 		return usagef("--grace must not be negative, got %v", grace)
@@ -148,13 +172,13 @@ func serveTLS(c *cli.Context) (*tls.Config, error) {
 
 // listen opens addr, which must be host:port, warning when it is every interface.
 func listen(c *cli.Context, addr string, tlsConfig *tls.Config) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, err := checkListenAddress("listen", addr, "8080")
 	if err != nil {
-		return nil, usagef("--listen %q is not HOST:PORT: write 192.0.2.1:8080 for one address, or :8080 for all interfaces", addr)
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, listenError("listen", addr, err)
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		fmt.Fprintf(c.App.ErrWriter, "Warning: listening on all interfaces (%s): name the address BMCs and nodes reach with --listen HOST:PORT to keep the server off the others\n", ln.Addr())
@@ -170,4 +194,31 @@ func schemeOf(tls bool) string {
 		return "https://"
 	}
 	return "http://"
+}
+
+// checkListenAddress refuses an address option that is not HOST:PORT, with examples on its
+// port (a bare port is the usual slip) or on examplePort, and returns the host.
+func checkListenAddress(flag, addr, examplePort string) (host string, err error) {
+	host, _, err = net.SplitHostPort(addr)
+	if err == nil {
+		return host, nil
+	}
+	if _, perr := strconv.ParseUint(addr, 10, 16); perr == nil {
+		examplePort = addr
+	}
+	return "", usagef("--%s %q is not HOST:PORT: write :%s to listen on every address, or 127.0.0.1:%s for this machine only",
+		flag, addr, examplePort, examplePort)
+}
+
+// listenError says what to do when the address of an option cannot be listened on.
+func listenError(flag, addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("--%s %s: %w; another program (another sno-iso serve?) listens there: stop it, or pick another port", flag, addr, err)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("--%s %s: %w; ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick a port above 1023, such as 8080", flag, addr, err)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("--%s %s: %w; no interface of this machine has that address: name one it has (ip address lists them), or leave the host out to listen on every address", flag, addr, err)
+	}
+	return fmt.Errorf("--%s %s: %w", flag, addr, err)
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -28,8 +30,9 @@ const fleetClients = 8
 // benchFleet measures what one serve replica of a fleet delivers: the aggregate throughput
 // of 8 concurrent whole downloads of a node's ISO, with the base ISO a local file and with
 // it read by URL from nginx, against nginx sending the same ISO prebuilt by `sno-iso build`,
-// alternating in each round. It also reports the replicas' peak RSS and the origin bytes
-// read per download. It prints rows of the table main prints.
+// alternating in each round. A TCP relay in front of nginx shows the least that reading from
+// an origin costs. It also reports the replicas' peak RSS, the origin bytes read per
+// download, and where the CPU time went. It prints rows of the table main prints.
 func benchFleet(sno, iso, config, tmp string, rounds int) {
 	if nginx.Binary() == "" {
 		fmt.Printf("| fleet measurements skipped: %v | | | |\n", nginx.ErrNotInstalled)
@@ -67,8 +70,9 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 	}
 	defer peer.Stop()
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer.Port)
-	local, localURL := startServer(sno, iso, filepath.Dir(node))
-	remote, remoteURL := startServer(sno, peerURL+"/rhcos-live.iso", filepath.Dir(node))
+	nodes := filepath.Dir(node)
+	local, localBase := startServer(sno, iso, nodes)
+	remote, remoteBase := startServer(sno, peerURL+"/rhcos-live.iso", nodes)
 	defer func() {
 		for _, s := range []*os.Process{local.Process, remote.Process} {
 			s.Signal(syscall.SIGTERM)
@@ -77,39 +81,80 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		remote.Wait()
 	}()
 
-	// The same bytes from all three, which also prepares the node and warms the caches.
+	relay, relayAddr := startRelay(fmt.Sprintf("127.0.0.1:%d", peer.Port))
+	defer func() {
+		relay.Process.Kill()
+		relay.Wait()
+	}()
+
+	// The node's capability URL on each replica; both read the secret in the nodes directory.
+	peerISO, localISO, remoteISO := peerURL+"/sno.iso", servedISOURL(sno, nodes, localBase), servedISOURL(sno, nodes, remoteBase)
+	relayISO := "http://" + relayAddr + "/sno.iso"
+	// The same bytes from all four, which also prepares the node and warms the caches.
 	want := fileSHA256(prebuilt)
-	for _, u := range []string{peerURL, localURL, remoteURL} {
+	for _, u := range []string{peerISO, localISO, relayISO, remoteISO} {
 		h := sha256.New()
-		download(u+"/sno.iso", h)
+		download(u, h)
 		if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
-			log.Fatalf("%s/sno.iso is not what sno-iso build wrote", u)
+			log.Fatalf("%s is not what sno-iso build wrote", u)
 		}
 	}
 	st, err := os.Stat(prebuilt)
 	if err != nil {
 		log.Fatal(err)
 	}
-	originBefore := metric(remoteURL, "sno_iso_origin_bytes_total")
-	var peerRuns, localRuns, remoteRuns []run
-	var localRatios, remoteRatios []float64
-	for range rounds {
-		p := timed(func() { downloadConcurrently(peerURL + "/sno.iso") })
-		l := timed(func() { downloadConcurrently(localURL + "/sno.iso") })
-		r := timed(func() { downloadConcurrently(remoteURL + "/sno.iso") })
-		peerRuns, localRuns, remoteRuns = append(peerRuns, p), append(localRuns, l), append(remoteRuns, r)
-		localRatios, remoteRatios = append(localRatios, ratio(l, p)), append(remoteRatios, ratio(r, p))
+	cases := []*fleetCase{
+		{url: peerISO},
+		{url: localISO, pid: local.Process.Pid},
+		{url: relayISO, pid: relay.Process.Pid},
+		{url: remoteISO, pid: remote.Process.Pid},
 	}
-	perDownload := (metric(remoteURL, "sno_iso_origin_bytes_total") - originBefore) / float64(fleetClients*rounds)
+	peerCase, localCase, relayCase, remoteCase := cases[0], cases[1], cases[2], cases[3]
+	originBefore := metric(remoteBase, "sno_iso_origin_bytes_total")
+	for round := range rounds {
+		// Each round starts with another case: none is always timed furthest from nginx
+		// while the other jobs on the machine come and go.
+		for i := range cases {
+			c := cases[(round+i)%len(cases)]
+			r, cpu := timedCPU(peer.Pid(), c.pid, func() { downloadConcurrently(c.url) })
+			c.runs, c.cpu = append(c.runs, r), append(c.cpu, cpu)
+		}
+		for _, c := range cases[1:] {
+			c.ratios = append(c.ratios, ratio(c.runs[round], peerCase.runs[round]))
+		}
+	}
+	perDownload := (metric(remoteBase, "sno_iso_origin_bytes_total") - originBefore) / float64(fleetClients*rounds)
 	total := float64(fleetClients * st.Size())
 	gbps := func(r run) float64 { return total / r.wall.Seconds() / 1e9 }
-	p, l, r := median(peerRuns), median(localRuns), median(remoteRuns)
+	p, l, rl, r := median(peerCase.runs), median(localCase.runs), median(relayCase.runs), median(remoteCase.runs)
 	fmt.Printf("| nginx (`sendfile on`, %d workers): %d concurrent downloads of the node's ISO prebuilt by `sno-iso build` (%.2f GB/s in all) | %v | 1.00 | |\n",
 		runtime.NumCPU(), fleetClients, gbps(p), p.wall.Round(time.Millisecond))
 	fmt.Printf("| `sno-iso serve`, base ISO a local file: the same %d downloads (%.2f GB/s) | %v | %s vs nginx | %d MiB |\n",
-		fleetClients, gbps(l), l.wall.Round(time.Millisecond), ratioRange(localRatios), peakRSS(local.Process.Pid)>>10)
+		fleetClients, gbps(l), l.wall.Round(time.Millisecond), ratioRange(localCase.ratios), peakRSS(local.Process.Pid)>>10)
+	fmt.Printf("| a TCP relay in front of the same nginx, its bytes spliced by the kernel, no HTTP: the floor of serving from an origin (%.2f GB/s) | %v | %s vs nginx | |\n",
+		gbps(rl), rl.wall.Round(time.Millisecond), ratioRange(relayCase.ratios))
 	fmt.Printf("| `sno-iso serve`, base ISO by URL from nginx: the same %d downloads (%.2f GB/s; %.3f ISO sizes read from the origin per download) | %v | %s vs nginx | %d MiB |\n",
-		fleetClients, gbps(r), perDownload/float64(st.Size()), r.wall.Round(time.Millisecond), ratioRange(remoteRatios), peakRSS(remote.Process.Pid)>>10)
+		fleetClients, gbps(r), perDownload/float64(st.Size()), r.wall.Round(time.Millisecond), ratioRange(remoteCase.ratios), peakRSS(remote.Process.Pid)>>10)
+	gib := total / (1 << 30)
+	fmt.Printf("\nCPU time per GiB delivered, medians of the rounds: nginx (the server, or the origin), the process between nginx and the clients, the clients, and all three.\n\n")
+	fmt.Println("| case | nginx | between | clients | all |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, c := range []struct {
+		name string
+		c    *fleetCase
+	}{{"nginx", peerCase}, {"serve, local file", localCase}, {"TCP relay", relayCase}, {"serve, by URL", remoteCase}} {
+		m := medianSplit(c.c.cpu)
+		fmt.Printf("| %s | %v | %v | %v | %v |\n", c.name, perGiB(m.nginx, gib), perGiB(m.between, gib), perGiB(m.clients, gib), perGiB(m.all, gib))
+	}
+}
+
+// fleetCase is one server of the fleet measurement and what each round measured of it.
+type fleetCase struct {
+	url    string
+	pid    int // the process between nginx and the clients; 0 for nginx itself
+	runs   []run
+	cpu    []cpuSplit
+	ratios []float64 // to nginx's time in the same round
 }
 
 // downloadConcurrently downloads url fleetClients times at once, each to /dev/null.
@@ -159,4 +204,128 @@ func metric(base, name string) float64 {
 	}
 	log.Fatalf("%s/metrics has no %s", base, name)
 	return 0
+}
+
+// cpuSplit is the CPU time one case used: nginx's workers (the server, or the origin), the
+// process between nginx and the clients (a serve replica, or the relay), the clients (this
+// process), and their sum.
+type cpuSplit struct{ nginx, between, clients, all time.Duration }
+
+// timedCPU times f as timed does, with the CPU time the nginx workers under nginxPid, the
+// process between (when not 0) and this process used during it.
+func timedCPU(nginxPid, between int, f func()) (run, cpuSplit) {
+	before := cpuNow(nginxPid, between)
+	r := timed(f)
+	after := cpuNow(nginxPid, between)
+	c := cpuSplit{nginx: after.nginx - before.nginx, between: after.between - before.between, clients: after.clients - before.clients}
+	c.all = c.nginx + c.between + c.clients
+	return r, c
+}
+
+func cpuNow(nginxPid, between int) cpuSplit {
+	var c cpuSplit
+	for _, w := range children(nginxPid) {
+		c.nginx += cpuTime(w)
+	}
+	if between != 0 {
+		c.between = cpuTime(between)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	c.clients = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return c
+}
+
+// children are the processes pid started (nginx's workers).
+func children(pid int) []int {
+	path := fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(raw)) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			log.Fatalf("%s: %v", path, err)
+		}
+		pids = append(pids, p)
+	}
+	return pids
+}
+
+// medianSplit is the median of each part on its own.
+func medianSplit(splits []cpuSplit) cpuSplit {
+	pick := func(part func(cpuSplit) time.Duration) time.Duration {
+		v := make([]time.Duration, len(splits))
+		for i, s := range splits {
+			v[i] = part(s)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return cpuSplit{
+		nginx:   pick(func(s cpuSplit) time.Duration { return s.nginx }),
+		between: pick(func(s cpuSplit) time.Duration { return s.between }),
+		clients: pick(func(s cpuSplit) time.Duration { return s.clients }),
+		all:     pick(func(s cpuSplit) time.Duration { return s.all }),
+	}
+}
+
+func perGiB(d time.Duration, gib float64) time.Duration {
+	return time.Duration(float64(d) / gib).Round(time.Millisecond)
+}
+
+// startRelay runs this program as a TCP relay to target (see runRelay) and returns the
+// address it listens on.
+func startRelay(target string) (*exec.Cmd, string) {
+	self, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd := exec.Command(self, "-relay", target)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		log.Fatalf("the relay did not start: %v", err)
+	}
+	return cmd, strings.TrimSpace(addr)
+}
+
+// runRelay forwards every connection to a loopback port of its own to target, and prints
+// that port's address. The answers are spliced from one connection to the other by the
+// kernel (TCPConn.ReadFrom): the least work a server that reads the ISO from an origin over
+// TCP can do, with no HTTP, no patches and no checks.
+func runRelay(target string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ln.Addr())
+	for {
+		client, err := ln.Accept()
+		if err != nil {
+			log.Fatal(err)
+		}
+		go func() {
+			defer client.Close()
+			origin, err := net.Dial("tcp", target)
+			if err != nil {
+				log.Printf("relay: %v", err)
+				return
+			}
+			defer origin.Close()
+			go io.Copy(origin, client)
+			io.Copy(client, origin)
+		}()
+	}
 }

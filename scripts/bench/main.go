@@ -65,8 +65,13 @@ func main() {
 	rounds := flag.Int("rounds", 7, "rounds per case")
 	only := flag.String("only", "", "run only this case: download, or fleet (serve replicas against nginx)")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
+	relay := flag.String("relay", "", "run as the fleet case's TCP relay to this HOST:PORT (the fleet case starts it)")
 	flag.Parse()
 	log.SetFlags(0)
+	if *relay != "" {
+		runRelay(*relay)
+		return
+	}
 
 	tmp, err := os.MkdirTemp("", "sno-iso-bench-")
 	if err != nil {
