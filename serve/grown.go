@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
@@ -47,7 +46,7 @@ func (s *Server) makeGrown(ns *nodeState, tooLarge *isobuilder.TooLargeError, ro
 		return nil, nil, fmt.Errorf("node %s: %w", ns.name, err)
 	}
 	// Nothing else needs its name: unlinked, it cannot outlive a crash.
-	os.Remove(derived.Path())
+	derived.Unname()
 	img, err := ns.node.Image(derived.LiveISO)
 	var file *sourceFile
 	if err == nil {

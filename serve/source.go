@@ -180,7 +180,7 @@ func (s *isoState) minimalBase(ctx context.Context, rootfsURL, dir string) (*min
 			return nil, fmt.Errorf("making the minimal ISO of %s: %w", s.path, err)
 		}
 		// Nothing else needs its name: unlinked, it cannot outlive a crash.
-		os.Remove(derived.Path())
+		derived.Unname()
 		file, err := newSourceFile(derived.Base(), s.file.id+" minimal "+rootfsURL)
 		if err != nil {
 			derived.Close()
