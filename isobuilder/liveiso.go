@@ -12,6 +12,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/input"
 )
 
 // maxPayloadSize bounds what an embed area may decompress to: a 256 KiB area of xz can hold a
@@ -38,7 +39,7 @@ type LiveISO struct {
 // Open parses the live ISO at path (a regular file or a block device). The file stays open
 // for reading until Close.
 func Open(path string) (*LiveISO, error) {
-	f, err := os.Open(path)
+	f, _, err := input.Open(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -50,16 +51,17 @@ func Open(path string) (*LiveISO, error) {
 	return l, nil
 }
 
+// openOSFile parses the ISO in f, opened by input.Open.
 func openOSFile(f *os.File) (*LiveISO, error) {
-	st, err := f.Stat()
+	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() && st.Mode()&fs.ModeDevice == 0 {
-		return nil, errors.New("not a regular file or block device")
+	if err := checkISOFileKind(info); err != nil {
+		return nil, err
 	}
-	size := st.Size()
-	if st.Mode()&fs.ModeDevice != 0 {
+	size := info.Size()
+	if info.Mode()&fs.ModeDevice != 0 {
 		if size, err = f.Seek(0, io.SeekEnd); err != nil {
 			return nil, err
 		}
@@ -70,6 +72,18 @@ func openOSFile(f *os.File) (*LiveISO, error) {
 	}
 	l.closer = f
 	return l, nil
+}
+
+// ErrNotISOFile says that an ISO path names something other than a regular file or a block
+// device: a named pipe, a directory, a character device.
+var ErrNotISOFile = errors.New("not a regular file or block device")
+
+func checkISOFileKind(info fs.FileInfo) error {
+	mode := info.Mode()
+	if mode.IsRegular() || (mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0) {
+		return nil
+	}
+	return fmt.Errorf("%s, %w (an ISO must be one)", input.Kind(mode), ErrNotISOFile)
 }
 
 // OpenReader parses the live ISO of size bytes that r reads. r must stay readable while the

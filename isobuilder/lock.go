@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/input"
 )
 
 // lockPoll is how often a waiting editor tries the lock again.
@@ -22,9 +24,13 @@ var ErrLocked = errors.New("another program is editing this ISO in place")
 func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO, error) {
 	// Read-write: the edit needs it anyway, so a read-only ISO fails before any work, and
 	// NFS grants an exclusive lock only to a descriptor open for writing.
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, info, err := input.Open(path, os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("opening for an in-place edit: %w", err)
+	}
+	if err := checkISOFileKind(info); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := waitForLock(ctx, f, wait); err != nil {
 		f.Close()

@@ -178,14 +178,10 @@ type DerivedISO struct {
 	tmp *tempFile
 }
 
-// Path names the temporary file; it is "" when the file has no name (on Linux it has none
-// until committed).
-func (d *DerivedISO) Path() string {
-	if d.tmp.name == "" {
-		return ""
-	}
-	return d.tmp.dir.join(d.tmp.name)
-}
+// Unname removes the temporary file's name, if it has one (on Linux it has none until
+// committed), for a DerivedISO that is only read and never committed: the ISO stays
+// readable until Close, and a crash leaves nothing behind.
+func (d *DerivedISO) Unname() { d.tmp.unname() }
 
 // Close closes and removes the temporary file; it is safe after Commit.
 func (d *DerivedISO) Close() error {

@@ -177,6 +177,11 @@ func (t *tempFile) publish(dest string, replace bool) error {
 // discard closes the file and removes its name, if it still has one.
 func (t *tempFile) discard() {
 	t.f.Close()
+	t.unname()
+}
+
+// unname removes the file's name, if it has one; the open file stays readable.
+func (t *tempFile) unname() {
 	if t.name != "" {
 		t.dir.root.Remove(t.name)
 		t.name = ""

@@ -31,12 +31,16 @@ const (
 	// sendfileMin is the span from which reopening the file for sendfile pays off; shorter
 	// spans (a 1 KiB range read) are read through a pooled buffer.
 	sendfileMin = 128 << 10
-	// writeChunk bounds each write, so the write deadline is renewed at least this often.
-	writeChunk = 4 << 20
-	// writeTimeout is how long a client may take to accept writeChunk bytes: a stalled
-	// client must not hold a concurrency slot forever.
-	writeTimeout = time.Minute
+	// writeChunk bounds each write: the write deadline is renewed, and the source file
+	// checked for a change, at least this often. A client that takes Config.WriteTimeout to
+	// accept this much is cut off (at the default minute, 8.5 kB/s).
+	writeChunk = 512 << 10
 )
+
+// ErrSourceChanged says that the file a response was being sent from was written while it
+// was sent (an ISO edited in place): the response is aborted, never completed with mixed
+// bytes under a strong ETag.
+var ErrSourceChanged = errors.New("the file changed while being sent: the response was aborted, and the next request is served from the new version")
 
 // artifact is one served file: parts laid end to end, each either bytes in memory or a
 // span of a file (the ISO, or a minimal ISO made from it). It is immutable and shared by
@@ -200,10 +204,11 @@ var copyBufPool = sync.Pool{New: func() any { return new([sendfileMin]byte) }}
 // bodyWriter writes an artifact's bytes to a response, one request's worth of state: the
 // reopened file for sendfile and the write deadline.
 type bodyWriter struct {
-	w    io.Writer
-	rc   *http.ResponseController
-	file *sourceFile
-	own  *os.File // this request's descriptor of file; nil until a long span needs it
+	w       io.Writer
+	rc      *http.ResponseController
+	timeout time.Duration // for each chunk; see extendDeadline
+	file    *sourceFile
+	own     *os.File // this request's descriptor of file; nil until a long span needs it
 	// noSendfile is set once reopening failed (no /proc): copy through a buffer.
 	noSendfile bool
 	// ctx is the request's, for origin reads; pending is the origin's answer for the span
@@ -213,8 +218,8 @@ type bodyWriter struct {
 	pendingOff int64
 }
 
-func newBodyWriter(w http.ResponseWriter, file *sourceFile) *bodyWriter {
-	return &bodyWriter{w: w, rc: http.NewResponseController(w), file: file}
+func newBodyWriter(w http.ResponseWriter, file *sourceFile, timeout time.Duration) *bodyWriter {
+	return &bodyWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, file: file}
 }
 
 // close releases the request's descriptor.
@@ -227,10 +232,31 @@ func (bw *bodyWriter) close() {
 	}
 }
 
-// extendDeadline gives the client writeTimeout for the next chunk. Writers that cannot
-// set deadlines (a test recorder) simply have none.
+// extendDeadline gives the client the timeout for the next chunk: one that keeps reading
+// keeps going, one that stops for that long is cut off and frees its place. Writers that
+// cannot set deadlines (a test recorder) simply have none.
 func (bw *bodyWriter) extendDeadline() {
-	bw.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	bw.rc.SetWriteDeadline(time.Now().Add(bw.timeout))
+}
+
+// checkSource reports ErrSourceChanged when the source file's size or modification time is
+// no longer what it was when it was opened: an fstat per chunk, cheap next to the chunk.
+func (bw *bodyWriter) checkSource() error {
+	if bw.file == nil || bw.file.info == nil {
+		return nil
+	}
+	f, ok := bw.file.f.(*os.File)
+	if !ok {
+		return nil
+	}
+	now, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if now.Size() != bw.file.info.Size() || !now.ModTime().Equal(bw.file.info.ModTime()) {
+		return ErrSourceChanged
+	}
+	return nil
 }
 
 // writeRange writes bytes [off, off+n) of a.
@@ -257,6 +283,9 @@ func (bw *bodyWriter) writeRange(a *artifact, off, n int64) error {
 func (bw *bodyWriter) write(data []byte) error {
 	for len(data) > 0 {
 		chunk := data[:min(len(data), writeChunk)]
+		if err := bw.checkSource(); err != nil {
+			return err
+		}
 		bw.extendDeadline()
 		if _, err := bw.w.Write(chunk); err != nil {
 			return err
@@ -273,7 +302,12 @@ func (bw *bodyWriter) copyFile(off, n int64) error {
 		return bw.copyOrigin(obj, off, n)
 	}
 	if n >= sendfileMin && bw.reopen() {
-		return bw.sendfile(off, n)
+		// The span's last byte is read and sent after a last check: a change during the
+		// sendfile is noticed while the response is still short of its Content-Length.
+		if err := bw.sendfile(off, n-1); err != nil {
+			return err
+		}
+		off, n = off+n-1, 1
 	}
 	buf := copyBufPool.Get().(*[sendfileMin]byte)
 	defer copyBufPool.Put(buf)
@@ -282,6 +316,11 @@ func (bw *bodyWriter) copyFile(off, n int64) error {
 		got, err := bw.file.f.ReadAt(chunk, off)
 		if got < len(chunk) {
 			return shortRead(off+int64(got), err)
+		}
+		// After the read: bytes read before a change are consistent, and a change before
+		// or during it is seen here.
+		if err := bw.checkSource(); err != nil {
+			return err
 		}
 		bw.extendDeadline()
 		if _, err := bw.w.Write(chunk); err != nil {
@@ -301,6 +340,9 @@ func (bw *bodyWriter) sendfile(off, n int64) error {
 	}
 	for n > 0 {
 		chunk := min(n, writeChunk)
+		if err := bw.checkSource(); err != nil {
+			return err
+		}
 		bw.extendDeadline()
 		copied, err := io.Copy(bw.w, &io.LimitedReader{R: bw.own, N: chunk})
 		if err != nil {

@@ -4,21 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
 
-// grownBase is a node's ISO rebuilt with an Ignition area that its payload fits, customized:
+// grownISO is a node's ISO rebuilt with an Ignition area that its payload fits, customized:
 // what `build --grow-embed-area` writes. One node owns it; it is made on first request,
 // shared by the requests that wait for it, and closed once the node is replaced (its files
 // or the ISO changed, or the server closes) and no request reads it.
-type grownBase struct {
-	ready    chan struct{} // closed, under nodeState.grownMu, when artifact or err is set
+type grownISO struct {
 	artifact *artifact
 	file     *sourceFile
-	err      error
 }
 
 // grownIfNeeded answers for a node whose payload does not fit the ISO's Ignition area (err
@@ -29,36 +26,16 @@ func (s *Server) grownIfNeeded(r *http.Request, ns *nodeState, a *artifact, err 
 	if !s.cfg.GrowEmbedArea || !errors.As(err, &tooLarge) {
 		return a, err
 	}
-	ns.grownMu.Lock()
-	g, ok := ns.grown[rootfsURL]
-	if !ok {
-		g = &grownBase{ready: make(chan struct{})}
-		ns.grown[rootfsURL] = g
-		s.closing.Add(1)
-		// Made under the server's context, as minimal ISOs are: one client giving up must
-		// not fail it for the others.
-		go func() {
-			defer s.closing.Done()
-			g.artifact, g.file, g.err = s.makeGrown(ns, tooLarge, rootfsURL)
-			ns.grownMu.Lock()
-			defer ns.grownMu.Unlock()
-			switch {
-			case g.err != nil:
-				// The next request tries again: the cause (a full disk) may pass.
-				delete(ns.grown, rootfsURL)
-			case ns.retired:
-				g.file.retire()
-			}
-			close(g.ready)
-		}()
-	}
-	ns.grownMu.Unlock()
-	select {
-	case <-g.ready:
-		return g.artifact, g.err
-	case <-r.Context().Done():
-		return nil, r.Context().Err()
-	}
+	f := ns.grown.join(rootfsURL, &s.closing, func() (grownISO, error) {
+		a, file, err := s.makeGrown(ns, tooLarge, rootfsURL)
+		return grownISO{a, file}, err
+	}, func(g grownISO, err error) {
+		if err == nil && ns.retired {
+			g.file.retire()
+		}
+	})
+	g, err := f.wait(r.Context())
+	return g.artifact, err
 }
 
 // makeGrown rebuilds the ISO as node.GrownISO decides and customizes it for the node.
@@ -69,7 +46,7 @@ func (s *Server) makeGrown(ns *nodeState, tooLarge *isobuilder.TooLargeError, ro
 		return nil, nil, fmt.Errorf("node %s: %w", ns.name, err)
 	}
 	// Nothing else needs its name: unlinked, it cannot outlive a crash.
-	os.Remove(derived.Path())
+	derived.Unname()
 	img, err := ns.node.Image(derived.LiveISO)
 	var file *sourceFile
 	if err == nil {
@@ -90,22 +67,15 @@ func (s *Server) makeGrown(ns *nodeState, tooLarge *isobuilder.TooLargeError, ro
 	if opts.Minimal {
 		kind = "grown minimal"
 	}
+	s.metrics.made("grown")
 	return imageArtifact(file, img, ns.modTime, kind, rootfsURL), file, nil
 }
 
 // retire closes the node's grown ISOs once no request reads them; one still being made is
 // retired when it is done.
 func (ns *nodeState) retire() {
-	ns.grownMu.Lock()
-	defer ns.grownMu.Unlock()
+	ns.grown.mu.Lock()
+	defer ns.grown.mu.Unlock()
 	ns.retired = true
-	for _, g := range ns.grown {
-		select {
-		case <-g.ready:
-			if g.file != nil {
-				g.file.retire()
-			}
-		default:
-		}
-	}
+	ns.grown.landedLocked(func(g grownISO) { g.file.retire() })
 }

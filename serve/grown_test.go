@@ -39,12 +39,12 @@ func (h *harness) grownFile(name string) *sourceFile {
 	h.srv.mu.Lock()
 	ns := h.srv.nodes[name].cur.Load()
 	h.srv.mu.Unlock()
-	ns.grownMu.Lock()
-	defer ns.grownMu.Unlock()
-	if len(ns.grown) != 1 || ns.grown[""] == nil {
-		h.t.Fatalf("node %s has %d grown ISOs, want the full one only", name, len(ns.grown))
+	ns.grown.mu.Lock()
+	defer ns.grown.mu.Unlock()
+	if len(ns.grown.m) != 1 || ns.grown.m[""] == nil {
+		h.t.Fatalf("node %s has %d grown ISOs, want the full one only", name, len(ns.grown.m))
 	}
-	return ns.grown[""].file
+	return ns.grown.m[""].val.file
 }
 
 func closed(f *sourceFile) bool {

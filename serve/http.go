@@ -25,7 +25,8 @@ func (r byteRange) contentRange(size int64) string {
 // serveArtifact answers a GET or HEAD for a: preconditions (RFC 9110 section 13.2.2), then
 // the whole file, one range or several as multipart/byteranges. Every response that sends
 // bytes has an exact Content-Length, so file spans go out with sendfile.
-func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact) error {
+// Each chunk of the body must be accepted within writeTimeout.
+func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact, writeTimeout time.Duration) error {
 	h := w.Header()
 	h.Set("ETag", a.etag)
 	h.Set("Last-Modified", a.modTime.Format(http.TimeFormat))
@@ -48,7 +49,7 @@ func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact) error {
 		http.Error(w, err.Error(), http.StatusRequestedRangeNotSatisfiable)
 		return nil
 	}
-	bw := newBodyWriter(w, a.file)
+	bw := newBodyWriter(w, a.file, writeTimeout)
 	defer bw.close()
 	if r.Method != http.MethodHead {
 		first := byteRange{0, a.size}

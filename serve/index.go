@@ -2,9 +2,13 @@ package serve
 
 import (
 	"bytes"
+	"errors"
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
+
+	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
 var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
@@ -12,9 +16,9 @@ var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <style>body{font-family:sans-serif} td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top} code{font-size:90%}</style>
 </head><body>
 <h1>sno-iso serve</h1>
-<p>ISO <code>{{.ISO}}</code> (volume id <code>{{.VolumeID}}</code>), nodes from <code>{{.NodesDir}}</code>.
+<p>{{if .Local}}ISO <code>{{.ISO}}</code>, nodes from <code>{{.NodesDir}}</code>; {{end}}volume id <code>{{.VolumeID}}</code>.
 Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.img">{{.Base}}/rootfs.img</a></p>
-{{if .ListErr}}<p><strong>Cannot list the nodes: {{.ListErr}}</strong></p>{{end}}
+{{if .ListErr}}<p><strong>Cannot list the nodes{{if .Local}}: {{.ListErr}}{{else}}; the server's log says why{{end}}</strong></p>{{end}}
 <table>
 <tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
 {{range .Nodes}}{{$name := .Name}}<tr><td>{{.Name}}</td>
@@ -25,7 +29,7 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 {{else}}<td colspan="4">shown only on this machine: <code>sno-iso serve urls</code> prints them</td>
 {{end}}<td>{{.State}}</td>
 <td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td></tr>
-{{else}}<tr><td colspan="7">No node yet: make a directory per node in {{.NodesDir}} holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
+{{else}}<tr><td colspan="7">No node yet: make a directory per node in the nodes directory holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
 {{end}}</table>
 {{if .Skipped}}<h2>Not served</h2><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body></html>
@@ -39,20 +43,22 @@ type indexNode struct {
 }
 
 // serveIndex lists the nodes and their state, with the state of those already prepared:
-// listing does not prepare a node. The capability URLs are shown to clients on this
-// machine only: the page is open to every client.
+// listing does not prepare a node. The capability URLs and the server's paths are shown to
+// clients on this machine only: the page is open to every client.
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoState) error {
 	base, err := s.baseURL(r)
 	if err != nil {
 		return err
 	}
 	l := s.listing()
+	local := fromLoopback(r)
 	data := struct {
 		ISO, VolumeID, NodesDir, Base string
+		Local                         bool
 		ListErr                       error
 		Nodes                         []indexNode
 		Skipped                       []string
-	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, ListErr: l.err, Skipped: l.skipped}
+	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, Local: local, ListErr: l.err, Skipped: l.skipped}
 	for _, name := range l.nodes {
 		state := "not requested yet"
 		s.mu.Lock()
@@ -60,14 +66,11 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		s.mu.Unlock()
 		if e != nil {
 			if ns := e.cur.Load(); ns != nil && ns.fresh(iso) {
-				state = "ready"
-				if ns.err != nil {
-					state = "broken: " + ns.err.Error()
-				}
+				state = s.nodeStatus(ns)
 			}
 		}
 		n := indexNode{Name: name, State: state}
-		if s.secret == nil || fromLoopback(r) {
+		if s.secret == nil || local {
 			urls := NodeURLs(base, s.publishedSecret(), name)
 			n.URLs = &urls
 		}
@@ -92,4 +95,27 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 	}
 	_, err = w.Write(page.Bytes())
 	return err
+}
+
+// nodeStatus is what the index says of a prepared node: ready only when every file it lists
+// for the node can be served, else which cannot and why, in words fit for any client.
+func (s *Server) nodeStatus(ns *nodeState) string {
+	if ns.err != nil {
+		return "broken: " + problemClass(ns.err)
+	}
+	var problems []string
+	var tooLarge *isobuilder.TooLargeError
+	if _, err := ns.fullISO(); err != nil && !(s.cfg.GrowEmbedArea && errors.As(err, &tooLarge)) {
+		problems = append(problems, "ISOs: "+problemClass(err))
+	}
+	if ns.node.Output.RootfsURL == "" && s.cfg.BaseURL == "" {
+		problems = append(problems, "minimal ISO: the server does not know the URL of the root file system")
+	}
+	if _, err := ns.initramfs(); err != nil {
+		problems = append(problems, "initrd.img: "+problemClass(err))
+	}
+	if len(problems) == 0 {
+		return "ready"
+	}
+	return "not ready: " + strings.Join(problems, "; ")
 }

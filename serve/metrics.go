@@ -23,6 +23,7 @@ type metrics struct {
 	inFlight            prometheus.Gauge
 	preparations        prometheus.Counter
 	preparationFailures prometheus.Counter
+	mediaMade           *prometheus.CounterVec
 	originRequests      prometheus.Counter
 	originErrors        prometheus.Counter
 	originBytes         prometheus.Counter
@@ -51,6 +52,9 @@ func newMetrics() *metrics {
 		preparationFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_node_preparation_failures_total", Help: "Preparations that failed on the node's files.",
 		}),
+		mediaMade: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sno_iso_node_media_made_total", Help: "Nodes' media made that take a build (made once per version of the node's files and the ISO), by kind: minimal, grown.",
+		}, []string{"kind"}),
 		originRequests: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_origin_requests_total", Help: "Requests to the origin of an ISO given by URL.",
 		}),
@@ -61,7 +65,7 @@ func newMetrics() *metrics {
 			Name: "sno_iso_origin_bytes_total", Help: "Body bytes read from the origin.",
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.sent, m.duration, m.inFlight, m.preparations, m.preparationFailures,
+	m.registry.MustRegister(m.requests, m.sent, m.duration, m.inFlight, m.preparations, m.preparationFailures, m.mediaMade,
 		m.originRequests, m.originErrors, m.originBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -92,6 +96,11 @@ func (m *metrics) prepared(err error) {
 	if err != nil {
 		m.preparationFailures.Inc()
 	}
+}
+
+// made counts a node's medium of kind made.
+func (m *metrics) made(kind string) {
+	m.mediaMade.WithLabelValues(kind).Inc()
 }
 
 // routeOf names what a path asks for by its last element, never by a node name or a

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"log"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,11 +75,21 @@ func (l *listing) has(name string) bool {
 	return ok
 }
 
-// nodeEntry holds the latest preparation of one node; mu makes concurrent requests for a
-// changed node wait for one preparation instead of each running their own.
+// nodeEntry holds the latest preparation of one node, and the one in progress: concurrent
+// requests for a changed node wait for one preparation instead of each running their own.
 type nodeEntry struct {
-	mu  sync.Mutex
-	cur atomic.Pointer[nodeState]
+	mu        sync.Mutex
+	cur       atomic.Pointer[nodeState]
+	preparing *preparation // guarded by mu; nil when none is in progress
+}
+
+// preparation is a node's preparation in progress, with its time limit.
+type preparation struct {
+	done     chan struct{} // closed when ns is set
+	ns       *nodeState
+	deadline context.Context // ends at the time limit
+	cancel   context.CancelFunc
+	timedOut sync.Once // logs the overrun once
 }
 
 // nodeState is a node prepared against one version of the ISO and of its files. Its
@@ -104,12 +113,10 @@ type nodeState struct {
 	initrd     *artifact
 	initrdErr  error
 
-	minimalMu sync.Mutex
-	minimal   map[string]*artifact // by rootfs URL
+	minimal flights[*artifact] // by rootfs URL
 
-	grownMu sync.Mutex
-	grown   map[string]*grownBase // by rootfs URL, "" for the full ISO
-	retired bool                  // replaced: grown ISOs are closed once unused
+	grown   flights[grownISO] // by rootfs URL, "" for the full ISO
+	retired bool              // replaced: grown ISOs are closed once unused; guarded by grown.mu
 }
 
 // fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
@@ -133,7 +140,7 @@ func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeStat
 	for range maxVersionReads {
 		version := nodeVersion(dir)
 		n, inputs, err := prepare(version)
-		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]fileStamp{}, modTime: iso.modTime, minimal: map[string]*artifact{}, grown: map[string]*grownBase{}}
+		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]fileStamp{}, modTime: iso.modTime}
 		if err == nil && n == nil {
 			ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
 		}
@@ -185,30 +192,23 @@ func (ns *nodeState) initramfs() (*artifact, error) {
 }
 
 // minimalISO is the node's customization over the minimal ISO that fetches its rootfs from
-// rootfsURL.
-func (ns *nodeState) minimalISO(ctx, reqCtx context.Context, rootfsURL, tempDir string, log *log.Logger) (*artifact, error) {
-	ns.minimalMu.Lock()
-	a := ns.minimal[rootfsURL]
-	ns.minimalMu.Unlock()
-	if a != nil {
-		return a, nil
-	}
-	base, err := ns.iso.minimalBase(ctx, reqCtx, rootfsURL, tempDir)
-	if err != nil {
-		return nil, err
-	}
-	img, err := ns.node.Image(base.derived.LiveISO)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", ns.name, err)
-	}
-	for _, w := range ns.node.MinimalWarnings(base.derived.LiveISO) {
-		log.Printf("node %s: warning: %s", ns.name, w)
-	}
-	a = imageArtifact(base.file, img, ns.modTime, "minimal", rootfsURL)
-	ns.minimalMu.Lock()
-	ns.minimal[rootfsURL] = a
-	ns.minimalMu.Unlock()
-	return a, nil
+// rootfsURL, made once however many requests ask for it at the same time.
+func (s *Server) nodeMinimalISO(reqCtx context.Context, ns *nodeState, rootfsURL string) (*artifact, error) {
+	return ns.minimal.join(rootfsURL, &s.closing, func() (*artifact, error) {
+		base, err := ns.iso.minimalBase(s.ctx, rootfsURL, s.cfg.TempDir)
+		if err != nil {
+			return nil, err
+		}
+		img, err := ns.node.Image(base.derived.LiveISO)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", ns.name, err)
+		}
+		for _, w := range ns.node.MinimalWarnings(base.derived.LiveISO) {
+			s.log.Printf("node %s: warning: %s", ns.name, w)
+		}
+		s.metrics.made("minimal")
+		return imageArtifact(base.file, img, ns.modTime, "minimal", rootfsURL), nil
+	}, nil).wait(reqCtx)
 }
 
 // bootIPXE renders the node's iPXE script for files under baseURL.

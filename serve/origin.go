@@ -41,7 +41,7 @@ func openOriginISO(rawURL string, opts origin.Options) (*isoState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &isoState{path: obj.String(), modTime: modTime, iso: iso, file: file, object: obj, minimal: map[string]*minimalBase{}}, nil
+	return &isoState{path: obj.String(), modTime: modTime, iso: iso, file: file, object: obj}, nil
 }
 
 // originStatus turns a failed origin request into the gateway's answer: 504 when the origin
@@ -51,10 +51,11 @@ func originStatus(err error) error {
 	if !errors.As(err, &oe) {
 		return err
 	}
+	// The origin's URL may carry credentials (a presigned URL): the log has it, not the client.
 	if oe.Timeout() {
-		return &statusError{http.StatusGatewayTimeout, err}
+		return &statusError{status: http.StatusGatewayTimeout, err: err, public: "the ISO's origin did not answer in time; the server's log says more"}
 	}
-	return &statusError{http.StatusBadGateway, err}
+	return &statusError{status: http.StatusBadGateway, err: err, public: "the ISO's origin failed; the server's log says why"}
 }
 
 // openFirstSpan asks the origin for the first bytes the response will send before the

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -143,9 +143,13 @@ func parseUntil(field string) (time.Time, error) {
 	return t, nil
 }
 
-// ReadSecretFile reads the secret at path. A missing file wraps ErrNoSecret.
+// maxSecretFileSize bounds a secret file: a few keys in JSON take well under 1 KiB.
+const maxSecretFileSize = 64 << 10
+
+// ReadSecretFile reads the secret at path, a regular file (a named pipe is refused, not
+// waited on). A missing file wraps ErrNoSecret.
 func ReadSecretFile(path string) (*Secret, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := input.ReadFile(path, maxSecretFileSize, "a secret file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoSecret)
 	}

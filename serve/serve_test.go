@@ -20,7 +20,6 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
-	"github.com/sno-iso/sno-iso/node"
 )
 
 const (
@@ -328,19 +327,29 @@ func TestBrokenNode(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for path, wants := range map[string][]string{
-		"/broken.iso":         {"node broken", filepath.Join(h.nodes, "broken", testConfig), "broken on purpose"},
-		"/broken/initrd.img":  {"node broken", "broken on purpose"},
-		"/empty.iso":          {"node empty", filepath.Join(h.nodes, "empty", testConfig), "no such file"},
-		"/broken-minimal.iso": {"node broken"},
+	// The client is told what kind of problem it is; the log, and only the log, says where
+	// and what.
+	for path, want := range map[string]struct{ body, log []string }{
+		"/broken.iso":         {[]string{"cannot be used"}, []string{"node broken", filepath.Join(h.nodes, "broken", testConfig), "broken on purpose"}},
+		"/broken/initrd.img":  {[]string{"cannot be used"}, []string{"node broken", "broken on purpose"}},
+		"/empty.iso":          {[]string{"a file of the node cannot be read"}, []string{"node empty", filepath.Join(h.nodes, "empty", testConfig), "no such file"}},
+		"/broken-minimal.iso": {[]string{"cannot be used"}, []string{"node broken"}},
 	} {
 		resp, body := h.get(path)
 		if resp.StatusCode != http.StatusInternalServerError {
 			t.Errorf("GET %s: %d, want 500", path, resp.StatusCode)
 		}
-		for _, w := range wants {
+		for _, w := range want.body {
 			if !strings.Contains(string(body), w) {
-				t.Errorf("GET %s: %q does not name %q", path, body, w)
+				t.Errorf("GET %s: %q does not say %q", path, body, w)
+			}
+		}
+		if strings.Contains(string(body), h.nodes) || strings.Contains(string(body), "broken on purpose") {
+			t.Errorf("GET %s: the body %q shows the server's paths or the file's problem", path, body)
+		}
+		for _, w := range want.log {
+			if !strings.Contains(h.log.String(), w) {
+				t.Errorf("GET %s: the log does not name %q:\n%s", path, w, h.log.String())
 			}
 		}
 	}
@@ -366,10 +375,14 @@ func TestPXE(t *testing.T) {
 			t.Errorf("GET %s: %d, %q, want %q", path, resp.StatusCode, body, want)
 		}
 	}
-	// The fixture's initramfs is a placeholder: a clear 500, while the rest is served.
+	// The fixture's initramfs is a placeholder: a 500, explained in the log, while the rest
+	// is served.
 	resp, body := h.get("/a/initrd.img")
-	if resp.StatusCode != 500 || !strings.Contains(string(body), "not a CoreOS live initramfs") || !strings.Contains(string(body), h.iso) {
+	if resp.StatusCode != 500 || strings.Contains(string(body), h.iso) {
 		t.Errorf("GET /a/initrd.img of a placeholder initramfs: %d %q", resp.StatusCode, body)
+	}
+	if log := h.log.String(); !strings.Contains(log, "not a CoreOS live initramfs") || !strings.Contains(log, h.iso) {
+		t.Errorf("the log does not say why initrd.img cannot be served:\n%s", log)
 	}
 }
 
@@ -422,7 +435,7 @@ func TestMinimal(t *testing.T) {
 		}
 	}
 	h.srv.mu.Lock()
-	made := len(h.srv.iso.minimal)
+	made := len(h.srv.iso.minimal.all())
 	h.srv.mu.Unlock()
 	if made != 1 {
 		t.Errorf("%d minimal ISOs were made for 2 nodes with one rootfs URL, want one", made)
@@ -439,42 +452,20 @@ func TestMinimalNeedsARootfsURL(t *testing.T) {
 	}
 }
 
-// Past MaxConcurrent requests in progress, a request is refused at once with 503 and
-// Retry-After rather than queued.
+// Past MaxConcurrent responses in progress, a request is refused at once with 503 and
+// Retry-After rather than queued; the place is free again once the response ends.
 func TestConcurrencyLimit(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	h := newHarness(t, "", map[string]string{"slow": configA}, func(c *testSetup) {
+	h := newHarness(t, paddedISO(t, paddedSize), map[string]string{"a": configA}, func(c *testSetup) {
 		c.MaxConcurrent = 1
-		prepare := c.prepare
-		c.prepare = func(dir string) (*node.Node, []string, error) {
-			entered <- struct{}{}
-			<-release
-			return prepare(dir)
-		}
 	})
-	done := make(chan int)
-	go func() {
-		resp, err := http.Get(h.url + h.path("/slow.iso"))
-		if err != nil {
-			done <- 0
-			return
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		done <- resp.StatusCode
-	}()
-	<-entered
-	resp, body := h.get("/slow.iso")
+	stalled := h.stalledGet("/a.iso")
+	resp, body := h.get("/a.iso")
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "retry") {
 		t.Errorf("past the limit: %d, Retry-After %q, %q", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
-	close(release)
-	if status := <-done; status != 200 {
-		t.Errorf("the request within the limit: %d", status)
-	}
-	if resp, _ := h.get("/slow.iso"); resp.StatusCode != 200 {
-		t.Errorf("after the slot is free: %d", resp.StatusCode)
+	stalled.Close()
+	if status := h.statusOnceFree("/a.iso"); status != 200 {
+		t.Errorf("after the response in progress ended: %d", status)
 	}
 }
 
@@ -511,8 +502,8 @@ func TestISOReplaced(t *testing.T) {
 	// A broken replacement is an error naming it, not a crash or stale bytes.
 	os.WriteFile(h.iso+".tmp", []byte("not an ISO"), 0o644)
 	os.Rename(h.iso+".tmp", h.iso)
-	if resp, body := h.get("/a.iso"); resp.StatusCode != 500 || !strings.Contains(string(body), h.iso) {
-		t.Errorf("after replacing the ISO by garbage: %d %q", resp.StatusCode, body)
+	if resp, body := h.get("/a.iso"); resp.StatusCode != 500 || strings.Contains(string(body), h.iso) || !strings.Contains(h.log.String(), h.iso) {
+		t.Errorf("after replacing the ISO by garbage: %d %q, the path in the log only:\n%s", resp.StatusCode, body, h.log.String())
 	}
 }
 

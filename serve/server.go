@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
@@ -45,8 +48,16 @@ type Config struct {
 	// minimal ISOs and the URLs in boot.ipxe. Empty: boot.ipxe uses the request's Host,
 	// and a minimal ISO needs the node's own rootfs URL.
 	BaseURL string
-	// MaxConcurrent bounds the requests in progress; more are refused with 503.
+	// MaxConcurrent bounds the responses in progress; more are refused with 503. A request
+	// waiting for its node's preparation or a minimal ISO's build holds no place.
 	MaxConcurrent int
+	// PrepareTimeout bounds a node's preparation (reading and checking its files): past it,
+	// the node's requests are answered 503 until the preparation ends. 0 means
+	// DefaultPrepareTimeout.
+	PrepareTimeout time.Duration
+	// WriteTimeout is how long a client may take to accept each 512 KiB of a response
+	// before it is cut off, freeing its place. 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// TempDir receives the minimal ISOs (one per rootfs URL, unlinked once open) and the
 	// grown ISOs.
 	TempDir string
@@ -75,6 +86,14 @@ type Config struct {
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
 // request holds at most two descriptors (its connection and its view of the ISO).
 const DefaultMaxConcurrent = 128
+
+// DefaultPrepareTimeout is the time limit of a node's preparation when
+// Config.PrepareTimeout is 0: reading a few small files and compressing them takes well under
+// a second; longer means a file system that does not answer.
+const DefaultPrepareTimeout = 30 * time.Second
+
+// DefaultWriteTimeout is Config.WriteTimeout when 0.
+const DefaultWriteTimeout = time.Minute
 
 // shutdownGrace is how long Serve lets requests in progress finish after ctx ends.
 const shutdownGrace = 30 * time.Second
@@ -119,6 +138,12 @@ func New(cfg Config) (*Server, error) {
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.PrepareTimeout <= 0 {
+		cfg.PrepareTimeout = DefaultPrepareTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
@@ -223,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	lw := &logWriter{ResponseWriter: w}
+	lw := &logWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	var err error
 	s.metrics.inFlight.Inc()
 	defer func() {
@@ -232,42 +257,68 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.logRequest(r, lw, time.Since(start), err)
 		s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 	}()
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	default:
-		lw.Header().Set("Retry-After", "5")
-		err = fmt.Errorf("busy: %d requests in progress, the most this server takes; retry later", cap(s.sem))
-		http.Error(lw, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		lw.Header().Set("Allow", "GET, HEAD")
 		http.Error(lw, r.Method+" is not allowed: this server only answers GET and HEAD", http.StatusMethodNotAllowed)
 		return
 	}
 	err = s.serve(lw, r)
+	if errors.Is(err, ErrSourceChanged) {
+		// Close the connection (reset the stream) without completing the body: the client
+		// sees a truncated transfer, never the mixed bytes as a whole. The deferred access
+		// log line says why.
+		panic(http.ErrAbortHandler)
+	}
 	var se *statusError
 	if errors.As(err, &se) && !lw.wroteHeader {
-		http.Error(lw, se.Error(), se.status)
+		if se.retryAfter > 0 {
+			lw.Header().Set("Retry-After", strconv.Itoa(se.retryAfter))
+		}
+		http.Error(lw, se.body(), se.status)
 	}
 }
 
-// statusError is an answer other than the file: its status and a message for the client.
+// takeSlot takes one of the MaxConcurrent places for a response, released by the function it
+// returns; a busy server answers 503.
+func (s *Server) takeSlot() (release func(), err error) {
+	select {
+	case s.sem <- struct{}{}:
+		return func() { <-s.sem }, nil
+	default:
+		return nil, &statusError{status: http.StatusServiceUnavailable, retryAfter: 5,
+			err: fmt.Errorf("busy: %d responses in progress, the most this server takes; retry later", cap(s.sem))}
+	}
+}
+
+// statusError is an answer other than the file: its status, the error for the log and what
+// the client is told.
 type statusError struct {
 	status int
 	err    error
+	// public is the response body; empty when err's text is fit for any client (it names
+	// no server path, no file contents).
+	public string
+	// retryAfter, in seconds, is sent as Retry-After when not 0.
+	retryAfter int
 }
 
 func (e *statusError) Error() string { return e.err.Error() }
 func (e *statusError) Unwrap() error { return e.err }
 
-func notFound(format string, args ...any) error {
-	return &statusError{http.StatusNotFound, fmt.Errorf(format, args...)}
+func (e *statusError) body() string {
+	if e.public != "" {
+		return e.public
+	}
+	return e.err.Error()
 }
 
-// failed is a 500 naming what is wrong with the ISO or the node's files, or a 502 or 504
-// when the ISO's origin failed.
+func notFound(format string, args ...any) error {
+	return &statusError{status: http.StatusNotFound, err: fmt.Errorf(format, args...)}
+}
+
+// failed is a 500 saying what class of problem the ISO or the node's files have, the details
+// (paths, what in a file is wrong) going to the log only; or a 502 or 504 when the ISO's
+// origin failed.
 func failed(err error) error {
 	var se *statusError
 	if err == nil || errors.As(err, &se) {
@@ -276,7 +327,24 @@ func failed(err error) error {
 	if err = originStatus(err); errors.As(err, &se) {
 		return err
 	}
-	return &statusError{http.StatusInternalServerError, err}
+	return &statusError{status: http.StatusInternalServerError, err: err, public: "cannot serve this file: " + problemClass(err) + "; the server's log says why"}
+}
+
+// problemClass says what kind of problem err is in words fit for any client: no path, no
+// file contents, nothing of a node's config (which is a secret).
+func problemClass(err error) string {
+	var tooLarge *isobuilder.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return "the node's config is too large for the ISO's Ignition area"
+	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
+		return "the ISO cannot carry the node's network keyfiles"
+	case errors.Is(err, isobuilder.ErrCustomized):
+		return "the ISO already carries customizations"
+	case errors.Is(err, input.ErrNotRegular), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return "a file of the node cannot be read"
+	}
+	return "the node's files or the ISO cannot be used"
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
@@ -286,6 +354,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer s.releaseISO(iso)
 	if r.URL.Path == "/" {
+		release, err := s.takeSlot()
+		if err != nil {
+			return err
+		}
+		defer release()
 		return s.serveIndex(w, r, iso)
 	}
 	a, err := s.resolve(r, iso)
@@ -300,7 +373,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	defer a.file.release()
-	return serveArtifact(w, r, a)
+	// The place is taken once the artifact is ready: waiting for a node's preparation or a
+	// build takes none from the other nodes' responses.
+	release, err := s.takeSlot()
+	if err != nil {
+		return err
+	}
+	defer release()
+	return serveArtifact(w, r, a, s.cfg.WriteTimeout)
 }
 
 // resolve maps a path to the artifact it names.
@@ -322,7 +402,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 			return nil, notFound("%s: not found; the ISOs are /<node>.iso and /<node>-minimal.iso (see / for the list)", p)
 		}
 		name, minimal := strings.CutSuffix(stem, minimalSuffix)
-		ns, err := s.node(iso, name)
+		ns, err := s.node(r.Context(), iso, name)
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +425,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 		// The same for every node: no need to prepare this one.
 		return iso.pxeArtifact(file)
 	}
-	ns, err := s.node(iso, first)
+	ns, err := s.node(r.Context(), iso, first)
 	if err != nil {
 		return nil, err
 	}
@@ -363,11 +443,11 @@ func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 	url := ns.node.Output.RootfsURL
 	if url == "" {
 		if s.cfg.BaseURL == "" {
-			return nil, fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: give the server its base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)
+			return nil, &statusError{status: http.StatusInternalServerError, err: fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: give the server its base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)}
 		}
 		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
 	}
-	a, err := ns.minimalISO(s.ctx, r.Context(), url, s.cfg.TempDir, s.log)
+	a, err := s.nodeMinimalISO(r.Context(), ns, url)
 	return s.grownIfNeeded(r, ns, a, err, url)
 }
 
@@ -378,7 +458,7 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 		return s.cfg.BaseURL, nil
 	}
 	if !validHost(r.Host) {
-		return "", &statusError{http.StatusBadRequest, fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
+		return "", &statusError{status: http.StatusBadRequest, err: fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
 	}
 	scheme := "http://"
 	if r.TLS != nil {
@@ -419,12 +499,13 @@ func (s *Server) listing() *listing {
 }
 
 func (s *Server) unknownNode(name string) error {
-	return notFound("no node %q: the nodes are the subdirectories of %s (see / for the list)", name, s.cfg.NodesDir)
+	return notFound("no node %q: the nodes are the subdirectories of the nodes directory (see / for the list)", name)
 }
 
 // node returns the node's preparation against iso, preparing it again when its files
-// changed; a node whose files are broken is an error naming the problem.
-func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
+// changed; a node whose files are broken is an error naming the problem, and one whose
+// preparation takes longer than Config.PrepareTimeout a 503.
+func (s *Server) node(ctx context.Context, iso *isoState, name string) (*nodeState, error) {
 	if !s.listed(name) {
 		return nil, s.unknownNode(name)
 	}
@@ -437,22 +518,64 @@ func (s *Server) node(iso *isoState, name string) (*nodeState, error) {
 	s.mu.Unlock()
 	ns := e.cur.Load()
 	if ns == nil || !ns.fresh(iso) {
-		e.mu.Lock()
-		if ns = e.cur.Load(); ns == nil || !ns.fresh(iso) {
-			old := ns
-			ns = prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.prepare)
-			e.cur.Store(ns)
-			if old != nil {
-				old.retire()
-			}
-			s.logPrepared(ns)
+		var err error
+		if ns, err = s.prepared(ctx, e, iso, name); err != nil {
+			return nil, err
 		}
-		e.mu.Unlock()
 	}
 	if ns.err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, ns.err)
 	}
 	return ns, nil
+}
+
+// prepared waits for the node's preparation against iso, starting it when none is in
+// progress: one at a time per node, whatever the number of requests waiting for it. It runs
+// apart from the requests, so that one that never ends (a file system that does not answer)
+// holds up nothing but this node's requests, each for at most the time limit.
+func (s *Server) prepared(ctx context.Context, e *nodeEntry, iso *isoState, name string) (*nodeState, error) {
+	e.mu.Lock()
+	if ns := e.cur.Load(); ns != nil && ns.fresh(iso) {
+		e.mu.Unlock()
+		return ns, nil
+	}
+	p := e.preparing
+	if p == nil {
+		p = &preparation{done: make(chan struct{})}
+		p.deadline, p.cancel = context.WithTimeout(s.ctx, s.cfg.PrepareTimeout)
+		e.preparing = p
+		go func() {
+			defer p.cancel()
+			ns := prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.prepare)
+			e.mu.Lock()
+			old := e.cur.Swap(ns)
+			e.preparing = nil
+			e.mu.Unlock()
+			if old != nil {
+				old.retire()
+			}
+			s.logPrepared(ns)
+			p.ns = ns
+			close(p.done)
+		}()
+	}
+	e.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.ns, nil
+	case <-p.deadline.Done():
+		select {
+		case <-p.done: // it ended with its deadline
+			return p.ns, nil
+		default:
+		}
+		err := fmt.Errorf("node %s: its preparation has taken more than %v: are its files on a file system that does not answer?", name, s.cfg.PrepareTimeout)
+		p.timedOut.Do(func() { s.log.Printf("%v", err) })
+		return nil, &statusError{status: http.StatusServiceUnavailable, err: err, retryAfter: 30,
+			public: "this node's files are still being read, for longer than they should take; retry later"}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (s *Server) logPrepared(ns *nodeState) {
@@ -532,11 +655,18 @@ type logWriter struct {
 	status      int
 	written     int64
 	wroteHeader bool
+	// writeTimeout bounds the first writes of every response; the body writer extends it
+	// chunk by chunk. It also replaces the deadline an earlier response left on a kept-alive
+	// connection.
+	writeTimeout time.Duration
 }
 
 func (w *logWriter) WriteHeader(status int) {
 	if !w.wroteHeader {
 		w.status, w.wroteHeader = status, true
+		if w.writeTimeout > 0 {
+			http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.writeTimeout))
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }

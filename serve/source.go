@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -65,24 +63,35 @@ type isoState struct {
 	initramfsErr      error
 	initramfsFeatures embed.Features
 
-	minimalMu sync.Mutex
-	minimal   map[string]*minimalBase // by rootfs URL
+	minimal flights[*minimalBase] // by rootfs URL
 }
 
 // minimalBase is the minimal ISO made from the base ISO for one rootfs URL, shared by
 // every node; each node's minimal ISO is its patches over it.
 type minimalBase struct {
-	ready   chan struct{} // closed when derived or err is set
 	derived *isobuilder.DerivedISO
 	file    *sourceFile
-	err     error
 }
 
-// openISO opens and parses the ISO at path, or at an http(s) URL through its origin.
+// openISO opens and parses the ISO at path, or at an http(s) URL through its origin. It must
+// be pristine, as for build: every node's media are its customization of the stock ISO.
 func openISO(path string, opts origin.Options) (*isoState, error) {
+	open := openFileISO
 	if isURL(path) {
-		return openOriginISO(path, opts)
+		open = openOriginISO
 	}
+	s, err := open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.iso.CheckPristine(); err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return s, nil
+}
+
+func openFileISO(path string, _ origin.Options) (*isoState, error) {
 	st := stamp(path)
 	iso, err := isobuilder.Open(path)
 	if err != nil {
@@ -92,7 +101,7 @@ func openISO(path string, opts origin.Options) (*isoState, error) {
 	if err == nil {
 		var file *sourceFile
 		if file, err = newSourceFile(iso.Base(), id); err == nil {
-			return &isoState{path: path, stamp: st, modTime: volumeTime(iso), iso: iso, file: file, minimal: map[string]*minimalBase{}}, nil
+			return &isoState{path: path, stamp: st, modTime: volumeTime(iso), iso: iso, file: file}, nil
 		}
 	}
 	iso.Close()
@@ -102,12 +111,8 @@ func openISO(path string, opts origin.Options) (*isoState, error) {
 // close releases the ISO and removes the minimal ISOs made from it; only when no request
 // uses it any more.
 func (s *isoState) close() {
-	s.minimalMu.Lock()
-	bases := slices.Collect(maps.Values(s.minimal))
-	s.minimalMu.Unlock()
-	for _, m := range bases {
-		<-m.ready
-		if m.derived != nil {
+	for _, f := range s.minimal.all() {
+		if m, err := f.wait(context.Background()); err == nil {
 			m.derived.Close()
 		}
 	}
@@ -166,39 +171,21 @@ func (s *isoState) checkInitramfs(files initrd.Files) error {
 	return nil
 }
 
-// minimalBase returns the minimal ISO for rootfsURL, making it on first use.
-// The work runs under ctx (the server's), not the request's: other requests wait for the
-// same result, and one client giving up must not fail it for them.
-func (s *isoState) minimalBase(ctx, reqCtx context.Context, rootfsURL, dir string) (*minimalBase, error) {
-	s.minimalMu.Lock()
-	m, ok := s.minimal[rootfsURL]
-	if !ok {
-		m = &minimalBase{ready: make(chan struct{})}
-		s.minimal[rootfsURL] = m
-		go func() {
-			defer close(m.ready)
-			derived, err := node.MinimalISO(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
-			if err != nil {
-				m.err = fmt.Errorf("making the minimal ISO of %s: %w", s.path, err)
-				// The next request tries again: the cause (a full disk) may pass.
-				s.minimalMu.Lock()
-				delete(s.minimal, rootfsURL)
-				s.minimalMu.Unlock()
-				return
-			}
-			// Nothing else needs its name: unlinked, it cannot outlive a crash.
-			os.Remove(derived.Path())
-			m.derived = derived
-			if m.file, err = newSourceFile(derived.Base(), s.file.id+" minimal "+rootfsURL); err != nil {
-				m.err = err
-			}
-		}()
-	}
-	s.minimalMu.Unlock()
-	select {
-	case <-m.ready:
-		return m, m.err
-	case <-reqCtx.Done():
-		return nil, reqCtx.Err()
-	}
+// minimalBase returns the minimal ISO for rootfsURL, made on first use under ctx (the
+// server's).
+func (s *isoState) minimalBase(ctx context.Context, rootfsURL, dir string) (*minimalBase, error) {
+	return s.minimal.join(rootfsURL, nil, func() (*minimalBase, error) {
+		derived, err := node.MinimalISO(ctx, s.iso, dir, isobuilder.MinimalOptions{RootfsURL: rootfsURL})
+		if err != nil {
+			return nil, fmt.Errorf("making the minimal ISO of %s: %w", s.path, err)
+		}
+		// Nothing else needs its name: unlinked, it cannot outlive a crash.
+		derived.Unname()
+		file, err := newSourceFile(derived.Base(), s.file.id+" minimal "+rootfsURL)
+		if err != nil {
+			derived.Close()
+			return nil, err
+		}
+		return &minimalBase{derived: derived, file: file}, nil
+	}, nil).wait(ctx)
 }

@@ -41,7 +41,9 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means all interfaces, with a warning)"},
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when --listen names one)"},
-			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "answer at most `N` requests at once; more get 503 with Retry-After"},
+			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 with Retry-After (waiting for a node's preparation takes no place)"},
+			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than `DURATION` to accept each 512 KiB, freeing its place"},
+			&cli.DurationFlag{Name: "prepare-timeout", Value: serve.DefaultPrepareTimeout, Usage: "answer a node's requests 503 when reading and checking its files takes longer than `DURATION`; other nodes are not held up"},
 			growEmbedAreaFlag(),
 			secretFileFlag(),
 			&cli.DurationFlag{Name: "rotation-grace", Value: time.Hour, Usage: "keep the URLs of a secret replaced by hand working for `DURATION` (rotate-secret names its own grace period in the file)"},
@@ -72,6 +74,11 @@ func serveNodes(c *cli.Context) error {
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
+	for _, flag := range []string{"prepare-timeout", "write-timeout"} {
+		if d := c.Duration(flag); d <= 0 {
+			return usagef("--%s must be positive, got %v", flag, d)
+		}
+	}
 	baseURL, err := parseBaseURL(c.String("base-url"))
 	if err != nil {
 		return err
@@ -99,17 +106,19 @@ func serveNodes(c *cli.Context) error {
 		baseURL = listenURL(ln.Addr(), tlsConfig != nil)
 	}
 	srv, err := serve.New(serve.Config{
-		ISO:           c.String("iso"),
-		NodesDir:      c.String("nodes"),
-		BaseURL:       baseURL,
-		MaxConcurrent: c.Int("max-concurrent"),
-		GrowEmbedArea: c.Bool("grow-embed-area"),
-		Log:           c.App.ErrWriter,
-		Logger:        logger,
-		SeparateAdmin: c.String("admin-listen") != "",
-		Open:          c.Bool("open"),
-		SecretFile:    c.String("secret-file"),
-		RotationGrace: c.Duration("rotation-grace"),
+		ISO:            c.String("iso"),
+		NodesDir:       c.String("nodes"),
+		BaseURL:        baseURL,
+		MaxConcurrent:  c.Int("max-concurrent"),
+		PrepareTimeout: c.Duration("prepare-timeout"),
+		WriteTimeout:   c.Duration("write-timeout"),
+		GrowEmbedArea:  c.Bool("grow-embed-area"),
+		Log:            c.App.ErrWriter,
+		Logger:         logger,
+		SeparateAdmin:  c.String("admin-listen") != "",
+		Open:           c.Bool("open"),
+		SecretFile:     c.String("secret-file"),
+		RotationGrace:  c.Duration("rotation-grace"),
 	})
 	if err != nil {
 		return secretAdvice(err)

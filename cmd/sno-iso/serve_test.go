@@ -253,15 +253,26 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	if got, want := s.sha(t, "/rootfs.img"), fileSHA(t, filepath.Join(dir, "rootfs.img")); got != want {
 		t.Errorf("/rootfs.img has SHA-256 %s, pxe build wrote %s", got, want)
 	}
+	// The client learns the kind of problem; the server's log names the file.
 	resp, body := s.get(t, s.urls(t, nodes, "broken")["iso"])
-	if resp.StatusCode != 500 || !strings.Contains(string(body), filepath.Join(nodes, "broken", node.DirIgnition)) {
-		t.Errorf("GET /broken.iso: %d %q, want 500 naming the file", resp.StatusCode, body)
+	brokenFile := filepath.Join(nodes, "broken", node.DirIgnition)
+	if resp.StatusCode != 500 || strings.Contains(string(body), brokenFile) {
+		t.Errorf("GET /broken.iso: %d %q, want 500 without the server's paths", resp.StatusCode, body)
 	}
 	s.stop(t)
+	if !strings.Contains(s.output(), brokenFile) {
+		t.Errorf("the log does not name the broken file:\n%s", s.output())
+	}
 }
 
 func TestServeUsage(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	config := filepath.Join(t.TempDir(), "config.ign")
+	if err := os.WriteFile(config, []byte(`{"ignition":{"version":"3.2.0"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	customized := filepath.Join(t.TempDir(), "customized.iso")
+	mustSno(t, nil, "ignition", "embed", "-i", config, "-o", customized, iso)
 	for _, tt := range []struct {
 		args  []string
 		code  int
@@ -270,6 +281,10 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--iso", iso}, 2, []string{"needs --nodes"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--max-concurrent", "0"}, 2, []string{"--max-concurrent"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--base-url", "ftp://x"}, 2, []string{"http://"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--prepare-timeout", "0s"}, 2, []string{"--prepare-timeout must be positive"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--write-timeout", "-1s"}, 2, []string{"--write-timeout must be positive"}},
+		// Served media are customizations of the pristine ISO, as build's are.
+		{[]string{"serve", "--iso", customized, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1, []string{customized, "embedded customizations", "sno-iso reset", "pristine ISO"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "8080"}, 2, []string{"HOST:PORT"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", iso}, 2, []string{"--tls-key"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--secret-file", filepath.Join(t.TempDir(), "none")}, 1, []string{"none", "rotate-secret --secret-file"}},

@@ -1,6 +1,7 @@
 // Package input reads the files users hand to sno-iso (Ignition configs, sno.yaml,
 // keyfiles, customizations) with one bound: a file that is not regular, or larger than
-// what such a file can be, is refused before it is held in memory.
+// what such a file can be, is refused before it is held in memory. Open is the one way
+// sno-iso opens what a user names (inputs and ISOs): it never waits on a named pipe.
 package input
 
 import (
@@ -21,25 +22,28 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is larger than %s: that is not %s", e.Name, sizeText(e.Limit), e.What)
 }
 
-// ErrNotRegular says that an input path names a directory.
+// ErrNotRegular says that an input path names something other than a regular file.
 var ErrNotRegular = errors.New("not a regular file")
 
-// ReadFile reads the file at path, refusing more than limit bytes and a directory; what
-// names the kind of file expected, for the error. Pipes and /dev/null are read like files.
+// ReadFile reads the file at path, refusing more than limit bytes and anything but a regular
+// file, checked before the first read (a named pipe would block it); what names the kind of
+// file expected, for the error. The null device reads as an empty file, as coreos-installer's
+// `-i /dev/null` expects.
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, info, err := Open(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s: %w but a directory (%s expected)", path, ErrNotRegular, what)
+	if !info.Mode().IsRegular() && !isNullDevice(info) {
+		return nil, fmt.Errorf("%s: %w but %s; %s must be a regular file", path, ErrNotRegular, Kind(info.Mode()), what)
 	}
 	return Read(f, path, limit, what)
+}
+
+func isNullDevice(info os.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && info.Mode()&os.ModeCharDevice != 0 && os.SameFile(info, null)
 }
 
 // Read reads r to its end, refusing more than limit bytes; name and what are for errors.

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"log"
 	"os/exec"
 
 	"github.com/sno-iso/sno-iso/coreos"
@@ -21,22 +20,22 @@ const ignitionAreaSize = 256 << 10
 func packedSize(size int) (int, []byte) {
 	cfg, err := bipgen.Generate(bipgen.Options{Size: size, Seed: 1})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	live, _, err := coreos.PrepareLiveIgnition(cfg, coreos.LiveIgnitionOptions{
 		Installation: coreos.Installation{Disk: "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"},
 	})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	files := initrd.Files{initrd.IgnitionPath: live}
 	packed, err := initrd.Pack(files)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	var newc bytes.Buffer
 	if err := initrd.WriteNewc(&newc, files); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return len(packed), newc.Bytes()
 }
@@ -58,7 +57,7 @@ func benchCapacity() {
 	xz.Stdin = bytes.NewReader(newc)
 	ref, err := xz.Output()
 	if err != nil {
-		log.Fatalf("xz: %v", err)
+		fatalf("xz: %v", err)
 	}
 	fmt.Printf("\nLargest generated bootstrap-in-place config that fits the 256 KiB Ignition area: %d kB "+
 		"(%d bytes compressed). sno-iso's xz: %d bytes, `xz -9 --check=crc32` of the same archive: %d bytes, ratio %.3f.\n",

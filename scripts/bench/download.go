@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -24,13 +23,13 @@ import (
 // does neither, so curl followed by sync is measured too.
 func benchDownload(sno, tmp string, size int64, rounds int) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		log.Fatalf("the download benchmark compares with curl: %v (scripts/install-deps installs it)", err)
+		fatalf("the download benchmark compares with curl: %v (scripts/install-deps installs it)", err)
 	}
 	file := filepath.Join(tmp, "artifact.iso")
 	digest := writeRandomFile(file, size)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer ln.Close()
 	go http.Serve(ln, http.FileServer(http.Dir(tmp)))
@@ -47,7 +46,7 @@ func benchDownload(sno, tmp string, size int64, rounds int) {
 		curlSync = append(curlSync, execute("sh", "-c", `curl -sSf -o "$1" "$2" && sync "$1"`, "sh", out, url))
 		os.Remove(out)
 		if err := os.RemoveAll(cache); err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		snoRuns = append(snoRuns, execute(sno, args...))
 	}
@@ -69,14 +68,14 @@ func benchDownload(sno, tmp string, size int64, rounds int) {
 func writeRandomFile(path string, size int64) string {
 	f, err := os.Create(path)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	h := sha256.New()
 	if _, err := io.CopyN(io.MultiWriter(f, h), rand.NewChaCha8([32]byte{1}), size); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := f.Close(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -85,14 +84,14 @@ func writeRandomFile(path string, size int64) string {
 func checkDownloaded(path, digest string) {
 	f, err := os.Open(path)
 	if err != nil {
-		log.Fatalf("sno-iso download left no file: %v", err)
+		fatalf("sno-iso download left no file: %v", err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, digest) {
-		log.Fatalf("%s: sha256 %s, want %s", path, got, digest)
+		fatalf("%s: sha256 %s, want %s", path, got, digest)
 	}
 }

@@ -38,54 +38,44 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		fmt.Printf("| fleet measurements skipped: %v | | | |\n", nginx.ErrNotInstalled)
 		return
 	}
+	defer stopStarted()
 	dir := filepath.Join(tmp, "fleet")
 	www := filepath.Join(dir, "www")
 	node := filepath.Join(dir, "nodes", "sno")
 	for _, d := range []string{www, node} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 	}
 	ign := filepath.Join(node, "bootstrap-in-place-for-live-iso.ign")
 	snoYAML := filepath.Join(node, "sno.yaml")
 	execute("cp", config, ign)
 	if err := os.WriteFile(snoYAML, []byte("coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	prebuilt := filepath.Join(www, "sno.iso")
 	execute(sno, "build", "--iso", iso, "--ignition", ign, "--config", snoYAML, "-o", prebuilt)
 	abs, err := filepath.Abs(iso)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := os.Symlink(abs, filepath.Join(www, "rhcos-live.iso")); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	// One worker per CPU, as Debian configures nginx; serve uses every CPU too.
 	peer, err := nginx.Start(dir, runtime.NumCPU(), func(port int) string {
 		return fmt.Sprintf("sendfile on; tcp_nopush on; server { listen 127.0.0.1:%d; root %s; }", port, www)
 	})
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
-	defer peer.Stop()
+	stopAtEnd(peer.Stop)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer.Port)
 	nodes := filepath.Dir(node)
 	local, localBase := startServer(sno, iso, nodes)
 	remote, remoteBase := startServer(sno, peerURL+"/rhcos-live.iso", nodes)
-	defer func() {
-		for _, s := range []*os.Process{local.Process, remote.Process} {
-			s.Signal(syscall.SIGTERM)
-		}
-		local.Wait()
-		remote.Wait()
-	}()
 
 	relay, relayAddr := startRelay(fmt.Sprintf("127.0.0.1:%d", peer.Port))
-	defer func() {
-		relay.Process.Kill()
-		relay.Wait()
-	}()
 
 	// The node's capability URL on each replica; both read the secret in the nodes directory.
 	peerISO, localISO, remoteISO := peerURL+"/sno.iso", servedISOURL(sno, nodes, localBase), servedISOURL(sno, nodes, remoteBase)
@@ -96,12 +86,12 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		h := sha256.New()
 		download(u, h)
 		if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
-			log.Fatalf("%s is not what sno-iso build wrote", u)
+			fatalf("%s is not what sno-iso build wrote", u)
 		}
 	}
 	st, err := os.Stat(prebuilt)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	cases := []*fleetCase{
 		{url: peerISO},
@@ -175,12 +165,12 @@ func ratioRange(ratios []float64) string {
 func fileSHA256(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
@@ -189,7 +179,7 @@ func fileSHA256(path string) string {
 func metric(base, name string) float64 {
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -197,12 +187,12 @@ func metric(base, name string) float64 {
 		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				log.Fatalf("%s: %v", name, err)
+				fatalf("%s: %v", name, err)
 			}
 			return f
 		}
 	}
-	log.Fatalf("%s/metrics has no %s", base, name)
+	fatalf("%s/metrics has no %s", base, name)
 	return 0
 }
 
@@ -232,7 +222,7 @@ func cpuNow(nginxPid, between int) cpuSplit {
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	c.clients = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	return c
@@ -243,13 +233,13 @@ func children(pid int) []int {
 	path := fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	var pids []int
 	for _, f := range strings.Fields(string(raw)) {
 		p, err := strconv.Atoi(f)
 		if err != nil {
-			log.Fatalf("%s: %v", path, err)
+			fatalf("%s: %v", path, err)
 		}
 		pids = append(pids, p)
 	}
@@ -283,20 +273,24 @@ func perGiB(d time.Duration, gib float64) time.Duration {
 func startRelay(target string) (*exec.Cmd, string) {
 	self, err := os.Executable()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	cmd := exec.Command(self, "-relay", target)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
+	stopAtEnd(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
 	addr, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		log.Fatalf("the relay did not start: %v", err)
+		fatalf("the relay did not start: %v", err)
 	}
 	return cmd, strings.TrimSpace(addr)
 }
@@ -308,13 +302,13 @@ func startRelay(target string) (*exec.Cmd, string) {
 func runRelay(target string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	fmt.Println(ln.Addr())
 	for {
 		client, err := ln.Accept()
 		if err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		go func() {
 			defer client.Close()

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -33,13 +34,13 @@ func execute(name string, args ...string) run {
 	// Start every timed run with no dirty pages left by the previous one, whose writeback
 	// would otherwise be charged to whichever command runs next.
 	if err := exec.Command("sync").Run(); err != nil {
-		log.Fatalf("sync: %v", err)
+		fatalf("sync: %v", err)
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		log.Fatalf("%s %v: %v", name, args, err)
+		fatalf("%s %v: %v", name, args, err)
 	}
 	r := run{wall: time.Since(start)}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -59,6 +60,40 @@ func median(runs []run) run {
 	return run{wall: walls[len(walls)/2], maxRSS: rss[len(rss)-1]}
 }
 
+// started holds how to stop each server a case started: the case stops them when it ends,
+// and fatal stops them too, since log.Fatal skips deferred calls and would leave them running.
+var (
+	startedMu sync.Mutex
+	started   []func()
+)
+
+// stopAtEnd registers stop for the end of the case, or for fatal.
+func stopAtEnd(stop func()) {
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	started = append(started, stop)
+}
+
+// stopStarted stops the servers started so far, the last one first.
+func stopStarted() {
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	for _, stop := range slices.Backward(started) {
+		stop()
+	}
+	started = nil
+}
+
+func fatal(v ...any) {
+	stopStarted()
+	log.Fatal(v...)
+}
+
+func fatalf(format string, v ...any) {
+	stopStarted()
+	log.Fatalf(format, v...)
+}
+
 func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
@@ -75,7 +110,7 @@ func main() {
 
 	tmp, err := os.MkdirTemp("", "sno-iso-bench-")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
 	switch *only {
@@ -86,7 +121,7 @@ func main() {
 		return
 	case "fleet":
 	default:
-		log.Fatalf("-only %q: the cases that run alone are download and fleet", *only)
+		fatalf("-only %q: the cases that run alone are download and fleet", *only)
 	}
 	if *iso == "" {
 		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
@@ -96,18 +131,18 @@ func main() {
 		cmd.Env = append(os.Environ(), "SNO_ISO="+*sno)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			log.Fatalf("scripts/mkliveiso: %v", err)
+			fatalf("scripts/mkliveiso: %v", err)
 		}
 	}
 	st, err := os.Stat(*iso)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	config := filepath.Join(tmp, "config.ign")
 	bip := exec.Command("go", "run", "./scripts/genbip", "-size", "300000", "-o", config)
 	bip.Stderr = os.Stderr
 	if err := bip.Run(); err != nil {
-		log.Fatalf("generating a bootstrap-in-place config: %v", err)
+		fatalf("generating a bootstrap-in-place config: %v", err)
 	}
 	if *only == "fleet" {
 		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
@@ -125,13 +160,13 @@ func main() {
 	execute(*sno, "minimal", "--rootfs-url", rootfsURL, *iso, minimal)
 	minSt, err := os.Stat(minimal)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	sameSize := filepath.Join(tmp, "same-size.img")
 	execute("sh", "-c", `head -c "$1" "$2" >"$3"`, "sh", fmt.Sprint(minSt.Size()), *iso, sameSize)
 	smallConfig := filepath.Join(tmp, "small.ign")
 	if err := os.WriteFile(smallConfig, []byte(`{"ignition": {"version": "3.2.0"}}`), 0o644); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	var cp, cpSync, embedOut, embedInPlace, embedInPlaceSmall, buildOut, cpSameSize, minimalMiniso, minimalRebuild []run
 	for range *rounds {

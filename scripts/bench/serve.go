@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"log"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -28,23 +27,20 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 	nodes := filepath.Join(tmp, "nodes")
 	node := filepath.Join(nodes, "sno")
 	if err := os.MkdirAll(node, 0o755); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	raw, err := os.ReadFile(config)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(node, "bootstrap-in-place-for-live-iso.ign"), raw, 0o644); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(node, "sno.yaml"), []byte("coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
+	defer stopStarted()
 	server, base := startServer(sno, iso, nodes)
-	defer func() {
-		server.Process.Signal(syscall.SIGTERM)
-		server.Wait()
-	}()
 	url := servedISOURL(sno, nodes, base)
 	size := download(url, io.Discard) // prepares the node and warms the page cache
 
@@ -58,7 +54,7 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 		toFile = append(toFile, timed(func() {
 			f, err := os.Create(out)
 			if err != nil {
-				log.Fatal(err)
+				fatal(err)
 			}
 			download(url, f)
 			f.Close()
@@ -82,14 +78,14 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 func servedISOURL(sno, nodes, base string) string {
 	out, err := exec.Command(sno, "serve", "urls", "--nodes", nodes, "--base-url", base, "--node", "sno").Output()
 	if err != nil {
-		log.Fatalf("sno-iso serve urls: %v", err)
+		fatalf("sno-iso serve urls: %v", err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(line); len(f) == 3 && f[1] == "iso" {
 			return f[2]
 		}
 	}
-	log.Fatalf("sno-iso serve urls printed no ISO URL: %q", out)
+	fatalf("sno-iso serve urls printed no ISO URL: %q", out)
 	return ""
 }
 
@@ -98,11 +94,15 @@ func startServer(sno, iso, nodes string) (*exec.Cmd, string) {
 	cmd := exec.Command(sno, "serve", "--listen", "127.0.0.1:0", "--iso", iso, "--nodes", nodes)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
+	stopAtEnd(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -117,11 +117,11 @@ func startServer(sno, iso, nodes string) (*exec.Cmd, string) {
 	select {
 	case u, ok := <-urls:
 		if !ok {
-			log.Fatal("sno-iso serve exited")
+			fatal("sno-iso serve exited")
 		}
 		return cmd, u
 	case <-time.After(30 * time.Second):
-		log.Fatal("sno-iso serve did not start")
+		fatal("sno-iso serve did not start")
 	}
 	return nil, ""
 }
@@ -129,12 +129,12 @@ func startServer(sno, iso, nodes string) (*exec.Cmd, string) {
 func download(url string, w io.Writer) int64 {
 	resp, err := http.Get(url)
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(w, resp.Body)
 	if err != nil || resp.StatusCode != 200 || n != resp.ContentLength {
-		log.Fatalf("GET %s: %s, %d of %d bytes: %v", url, resp.Status, n, resp.ContentLength, err)
+		fatalf("GET %s: %s, %d of %d bytes: %v", url, resp.Status, n, resp.ContentLength, err)
 	}
 	return n
 }
@@ -142,7 +142,7 @@ func download(url string, w io.Writer) int64 {
 // timed runs f in process, from a clean page cache as execute does.
 func timed(f func()) run {
 	if err := exec.Command("sync").Run(); err != nil {
-		log.Fatalf("sync: %v", err)
+		fatalf("sync: %v", err)
 	}
 	start := time.Now()
 	f()
@@ -161,12 +161,12 @@ func rangeLatencies(url string, size int64, n int) []time.Duration {
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
-			log.Fatal(err)
+			fatal(err)
 		}
 		_, err = io.ReadFull(resp.Body, buf)
 		resp.Body.Close()
 		if err != nil || resp.StatusCode != 206 {
-			log.Fatalf("range read: %s: %v", resp.Status, err)
+			fatalf("range read: %s: %v", resp.Status, err)
 		}
 		out = append(out, time.Since(start))
 	}
@@ -178,7 +178,7 @@ func rangeLatencies(url string, size int64, n int) []time.Duration {
 func cpuTime(pid int) time.Duration {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	// The fields after the command name, which is in parentheses; utime and stime are
 	// fields 14 and 15, in clock ticks (100 per second on Linux).
@@ -195,7 +195,7 @@ func cpuTime(pid int) time.Duration {
 func peakRSS(pid int) int64 {
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		log.Fatal(err)
+		fatal(err)
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
