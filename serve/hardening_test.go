@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // Many first requests at once for a node's minimal ISO make it once and all get its bytes.
@@ -268,5 +271,67 @@ func TestReadSecretFileRefusesNamedPipe(t *testing.T) {
 	fixtures.NamedPipe(t, fifo)
 	if _, err := ReadSecretFile(fifo); !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("got %v, want the pipe refused by name", err)
+	}
+}
+
+// A request holding a replaced ISO that finds a preparation under way against the old one
+// must not be answered from it: the old ISO is closed once its last holder lets go.
+func TestPreparationAgainstReplacedISONotJoined(t *testing.T) {
+	gate := make(chan struct{})
+	var calls atomic.Int32
+	base := testPrepare(&calls)
+	var started atomic.Bool
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) {
+		c.prepare = func(dir string) (*node.Node, []string, error) {
+			if started.CompareAndSwap(false, true) {
+				<-gate
+			}
+			return base(dir)
+		}
+	})
+	iso1, err := h.srv.acquireISO()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxA, cancelA := context.WithCancel(context.Background())
+	aDone := make(chan struct{})
+	go func() { h.srv.node(ctxA, iso1, "a"); close(aDone) }()
+	for deadline := time.Now().Add(10 * time.Second); !started.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first preparation did not start")
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(h.iso, later, later); err != nil {
+		t.Fatal(err)
+	}
+	iso2, err := h.srv.acquireISO()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.srv.releaseISO(iso2)
+	if iso2 == iso1 {
+		t.Fatal("the ISO was not reopened after it changed")
+	}
+	type result struct {
+		ns  *nodeState
+		err error
+	}
+	bDone := make(chan result, 1)
+	go func() { ns, err := h.srv.node(context.Background(), iso2, "a"); bDone <- result{ns, err} }()
+	time.Sleep(100 * time.Millisecond) // B joins the preparation under way
+	cancelA()
+	<-aDone
+	h.srv.releaseISO(iso1) // its last holder: iso1 is closed
+	close(gate)
+	r := <-bDone
+	if r.err != nil {
+		t.Fatalf("the request holding the new ISO: %v", r.err)
+	}
+	if r.ns.iso != iso2 {
+		t.Fatalf("the request holding the new ISO got a node prepared against the old one (closed: %v)", r.ns.iso.retired)
+	}
+	if _, err := r.ns.fullISO(); err != nil {
+		t.Errorf("the node's ISO: %v", err)
 	}
 }

@@ -534,6 +534,18 @@ func (s *Server) node(ctx context.Context, iso *isoState, name string) (*nodeSta
 // apart from the requests, so that one that never ends (a file system that does not answer)
 // holds up nothing but this node's requests, each for at most the time limit.
 func (s *Server) prepared(ctx context.Context, e *nodeEntry, iso *isoState, name string) (*nodeState, error) {
+	for {
+		ns, err := s.joinPreparation(ctx, e, iso, name)
+		// A preparation started against an ISO since replaced serves nobody who holds the new
+		// one (its ISO may be closed by now): prepare again against ours.
+		if err != nil || ns.iso == iso {
+			return ns, err
+		}
+	}
+}
+
+// joinPreparation waits for the node's preparation in progress, or starts one against iso.
+func (s *Server) joinPreparation(ctx context.Context, e *nodeEntry, iso *isoState, name string) (*nodeState, error) {
 	e.mu.Lock()
 	if ns := e.cur.Load(); ns != nil && ns.fresh(iso) {
 		e.mu.Unlock()
