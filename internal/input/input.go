@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // TooLargeError says that an input exceeds the size its kind of file can have.
@@ -26,19 +28,30 @@ func (e *TooLargeError) Error() string {
 var ErrNotRegular = errors.New("not a regular file")
 
 // ReadFile reads the file at path, refusing more than limit bytes and anything but a regular
-// file, checked before the first read (a named pipe would block it); what names the kind of
-// file expected, for the error. The null device reads as an empty file, as coreos-installer's
-// `-i /dev/null` expects.
+// file, checked before the first read (a named pipe in a directory could block it forever);
+// what names the kind of file expected, for the error. Two exceptions keep shell habits
+// working, as with coreos-installer: the null device reads as an empty file (`-i /dev/null`),
+// and a pipe named through a descriptor (`-i <(...)`, `-i /dev/stdin`) is read to its end.
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
 	f, info, err := Open(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if !info.Mode().IsRegular() && !isNullDevice(info) {
+	if !info.Mode().IsRegular() && !isNullDevice(info) && !isDescriptorPipe(path, info) {
 		return nil, fmt.Errorf("%s: %w but %s; %s must be a regular file", path, ErrNotRegular, Kind(info.Mode()), what)
 	}
 	return Read(f, path, limit, what)
+}
+
+// isDescriptorPipe reports whether path names a pipe through one of the process's
+// descriptors, which a shell made for this command, rather than a named pipe in a directory.
+func isDescriptorPipe(path string, info os.FileInfo) bool {
+	if info.Mode()&os.ModeNamedPipe == 0 {
+		return false
+	}
+	path = filepath.ToSlash(filepath.Clean(path))
+	return path == "/dev/stdin" || strings.HasPrefix(path, "/dev/fd/") || strings.HasPrefix(path, "/proc/self/fd/")
 }
 
 func isNullDevice(info os.FileInfo) bool {

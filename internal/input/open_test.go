@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,5 +27,28 @@ func TestReadFileRefusesNamedPipe(t *testing.T) {
 	}
 	if _, err := os.Stat(fifo); err != nil {
 		t.Errorf("the pipe is gone: %v", err)
+	}
+}
+
+// A pipe the shell names through a descriptor (`-i <(cat config.ign)`, `-i /dev/stdin`) is
+// what the user meant to give, and is read to its end.
+func TestReadFileReadsDescriptorPipe(t *testing.T) {
+	if _, err := os.Stat("/dev/fd"); err != nil {
+		t.Skip("no /dev/fd on this system")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := `{"ignition":{"version":"3.2.0"}}`
+	go func() {
+		w.WriteString(want)
+		w.Close()
+	}()
+	path := "/dev/fd/" + strconv.Itoa(int(r.Fd()))
+	got, err := ReadFile(path, 1<<20, "an Ignition config")
+	if err != nil || string(got) != want {
+		t.Fatalf("ReadFile(%s) = %q, %v; want %q", path, got, err, want)
 	}
 }
