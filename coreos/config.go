@@ -391,12 +391,10 @@ func (p *configParser) kargs(n *yaml.Node, key string) ([]string, error) {
 var serialOptions = regexp.MustCompile(`^[0-9]+(?:[noe][5-8]?r?)?$`)
 
 // looksSplit reports whether karg is the end of the argument before it, cut at a comma: a
-// flow list ([console=ttyS0,115200n8]) reads a comma as the end of an item.
+// flow list ([console=ttyS0,115200n8]) reads a comma as the end of an item. Only serial
+// options count: a flag after a console ([console=tty0, quiet]) is an argument of its own.
 func looksSplit(before, karg string) bool {
-	if strings.Contains(karg, "=") || !strings.Contains(before, "=") {
-		return false
-	}
-	return strings.HasPrefix(before, "console=") || serialOptions.MatchString(karg)
+	return strings.Contains(before, "=") && serialOptions.MatchString(karg)
 }
 
 func (p *configParser) duration(n *yaml.Node, key string) (time.Duration, error) {

@@ -272,6 +272,8 @@ func TestSplitKargsWarn(t *testing.T) {
 		{"quoted", "coreOSInstallation:\n  appendKargs: [\"console=ttyS0,115200n8\"]\n", nil},
 		{"block list", "coreOSInstallation:\n  appendKargs:\n    - console=ttyS0\n    - 115200n8\n", nil},
 		{"flags after console", "coreOSInstallation:\n  appendKargs: [console=tty0, quiet=1, nomodeset]\n", nil},
+		{"a flag right after console", "coreOSInstallation:\n  appendKargs: [console=tty0, quiet]\n", nil},
+		{"nomodeset after a serial console", "coreOSInstallation:\n  appendKargs: [console=ttyS0, nomodeset]\n", nil},
 		{"unrelated words", "coreOSInstallation:\n  appendKargs: [rd.break, quiet, 8250.nr_uarts=4]\n", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
