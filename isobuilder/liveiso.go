@@ -39,32 +39,40 @@ type LiveISO struct {
 // Open parses the live ISO at path (a regular file or a block device). The file stays open
 // for reading until Close.
 func Open(path string) (*LiveISO, error) {
-	f, _, err := input.Open(path, os.O_RDONLY)
+	f, size, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
-	l, err := openOSFile(f)
+	l, err := OpenReader(f, size)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	l.closer = f
 	return l, nil
+}
+
+// OpenFile opens the ISO image at path for reading, refusing (without waiting on it)
+// anything but a regular file or a block device, and returns it with its size: what Open
+// parses, and what ReadVolume reads any ISO9660 image from.
+func OpenFile(path string) (*os.File, int64, error) {
+	f, _, err := input.Open(path, os.O_RDONLY)
+	if err != nil {
+		return nil, 0, err
+	}
+	size, err := isoFileSize(f)
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, size, nil
 }
 
 // openOSFile parses the ISO in f, opened by input.Open.
 func openOSFile(f *os.File) (*LiveISO, error) {
-	info, err := f.Stat()
+	size, err := isoFileSize(f)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkISOFileKind(info); err != nil {
-		return nil, err
-	}
-	size := info.Size()
-	if info.Mode()&fs.ModeDevice != 0 {
-		if size, err = f.Seek(0, io.SeekEnd); err != nil {
-			return nil, err
-		}
 	}
 	l, err := OpenReader(f, size)
 	if err != nil {
@@ -72,6 +80,21 @@ func openOSFile(f *os.File) (*LiveISO, error) {
 	}
 	l.closer = f
 	return l, nil
+}
+
+// isoFileSize checks that f is a regular file or a block device and returns its size.
+func isoFileSize(f *os.File) (int64, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if err := checkISOFileKind(info); err != nil {
+		return 0, err
+	}
+	if info.Mode()&fs.ModeDevice != 0 {
+		return f.Seek(0, io.SeekEnd)
+	}
+	return info.Size(), nil
 }
 
 // ErrNotISOFile says that an ISO path names something other than a regular file or a block

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -114,15 +112,11 @@ func kargsDocument(k *embed.Kargs) *showKargsDoc {
 
 // volumeDocument reads any ISO9660 image, CoreOS or not, as coreos-installer does here.
 func volumeDocument(path string) (*showISO, error) {
-	f, err := os.Open(path)
+	f, size, err := isobuilder.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size, err := f.Seek(0, io.SeekEnd) // a file or a block device
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	v, err := isobuilder.ReadVolume(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
