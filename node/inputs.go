@@ -14,6 +14,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/input"
+	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
 // The files of a node directory, the layout serve reads.
@@ -83,6 +84,13 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 		files = append(files, in.ConfigPath)
 		if cfg, err = coreos.LoadConfig(in.ConfigPath); err != nil {
 			return nil, files, err
+		}
+		// The same rule as when the URL is written into the kernel arguments, checked now so
+		// that a node is refused as a whole, not when its minimal ISO is first asked for.
+		if url := cfg.Output.RootfsURL; url != "" {
+			if err := isobuilder.CheckRootfsURL(url); err != nil {
+				return nil, files, fmt.Errorf("%s: output.rootfsURL: %w", in.ConfigPath, err)
+			}
 		}
 	}
 	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition}

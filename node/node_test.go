@@ -241,3 +241,14 @@ func TestPrepareWarnsOfLiveOnlyAddress(t *testing.T) {
 		t.Errorf("warnings %+v, want %+v", n.Warnings, want)
 	}
 }
+
+// A sno.yaml rootfs URL that the bootloaders would cut short is refused when the node is
+// loaded, naming the file and the setting, as the flag is when build starts.
+func TestLoadRefusesRootfsURLTheBootloadersCut(t *testing.T) {
+	dir := writeNodeDir(t, "coreOSInstallation:\n  installationDisk: "+testDisk+"\noutput:\n  kind: minimal\n  rootfsURL: \"http://192.0.2.1/a b/rootfs.img\"\n")
+	_, _, err := Load(DirInputs(dir))
+	cfg := filepath.Join(dir, DirConfig)
+	if err == nil || !strings.Contains(err.Error(), cfg) || !strings.Contains(err.Error(), "output.rootfsURL") || !strings.Contains(err.Error(), "whitespace") {
+		t.Fatalf("got %v, want the whitespace in %s's output.rootfsURL refused", err, cfg)
+	}
+}
