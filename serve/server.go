@@ -250,12 +250,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	var err error
+	aborted := false
 	s.metrics.inFlight.Inc()
 	defer func() {
 		s.metrics.inFlight.Dec()
 		s.metrics.observeRequest(r.URL.Path, lw.code(), lw.written, time.Since(start))
 		s.logRequest(r, lw, time.Since(start), err)
-		s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
+		if !aborted { // a cut-off download is no fetch for the index
+			s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
+		}
 	}()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		lw.Header().Set("Allow", "GET, HEAD")
@@ -264,10 +267,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	err = s.serve(lw, r)
 	if errors.Is(err, ErrSourceChanged) {
-		// Close the connection (reset the stream) without completing the body: the client
-		// sees a truncated transfer, never the mixed bytes as a whole. The deferred access
-		// log line says why.
-		panic(http.ErrAbortHandler)
+		if lw.wroteHeader {
+			// Close the connection (reset the stream) without completing the body: the
+			// client sees a truncated transfer, never the mixed bytes as a whole. The
+			// deferred access log line says why.
+			aborted = true
+			panic(http.ErrAbortHandler)
+		}
+		err = &statusError{status: http.StatusServiceUnavailable, retryAfter: 1, err: err,
+			public: "the ISO changed while this answer was being made; retry"}
 	}
 	var se *statusError
 	if errors.As(err, &se) && !lw.wroteHeader {
