@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -46,27 +47,35 @@ type flights[T any] struct {
 	m  map[string]*flight[T]
 }
 
+// errServerClosed answers a flight asked for once the server is closing.
+var errServerClosed = errors.New("the server is shutting down")
+
 // join returns key's flight, starting produce for it when there is none. landing runs under
-// the flights' lock once produce returned, before any waiter sees the result; running, when
-// not nil, counts the flight until it lands, so that closing can wait for it.
-func (fs *flights[T]) join(key string, running *sync.WaitGroup, produce func() (T, error), landing func(T, error)) *flight[T] {
+// the flights' lock once produce returned, before any waiter sees the result; track, when
+// not nil, counts the flight until it lands so that closing can wait for it, and refuses it
+// once closing began.
+func (fs *flights[T]) join(key string, track func() (done func(), ok bool), produce func() (T, error), landing func(T, error)) *flight[T] {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f, ok := fs.m[key]; ok {
 		return f
 	}
+	f := &flight[T]{ready: make(chan struct{})}
+	done := func() {}
+	if track != nil {
+		var ok bool
+		if done, ok = track(); !ok {
+			f.err = errServerClosed
+			close(f.ready)
+			return f
+		}
+	}
 	if fs.m == nil {
 		fs.m = map[string]*flight[T]{}
 	}
-	f := &flight[T]{ready: make(chan struct{})}
 	fs.m[key] = f
-	if running != nil {
-		running.Add(1)
-	}
 	go func() {
-		if running != nil {
-			defer running.Done()
-		}
+		defer done()
 		val, err := produce()
 		fs.mu.Lock()
 		defer fs.mu.Unlock()

@@ -26,7 +26,7 @@ func (s *Server) grownIfNeeded(r *http.Request, ns *nodeState, a *artifact, err 
 	if !s.cfg.GrowEmbedArea || !errors.As(err, &tooLarge) {
 		return a, err
 	}
-	f := ns.grown.join(rootfsURL, &s.closing, func() (grownISO, error) {
+	f := ns.grown.join(rootfsURL, s.track, func() (grownISO, error) {
 		a, file, err := s.makeGrown(ns, tooLarge, rootfsURL)
 		return grownISO{a, file}, err
 	}, func(g grownISO, err error) {

@@ -194,7 +194,7 @@ func (ns *nodeState) initramfs() (*artifact, error) {
 // minimalISO is the node's customization over the minimal ISO that fetches its rootfs from
 // rootfsURL, made once however many requests ask for it at the same time.
 func (s *Server) nodeMinimalISO(reqCtx context.Context, ns *nodeState, rootfsURL string) (*artifact, error) {
-	return ns.minimal.join(rootfsURL, &s.closing, func() (*artifact, error) {
+	return ns.minimal.join(rootfsURL, s.track, func() (*artifact, error) {
 		base, err := ns.iso.minimalBase(s.ctx, rootfsURL, s.cfg.TempDir)
 		if err != nil {
 			return nil, err

@@ -117,7 +117,8 @@ type Server struct {
 	badStamp fileStamp // the version isoErr is about, not parsed again
 	list     *listing
 	nodes    map[string]*nodeEntry
-	closing  sync.WaitGroup // retired ISO versions being closed
+	closing  sync.WaitGroup // retired ISO versions being closed, media being made
+	closed   bool           // Close began: no more background work starts
 
 	// originErr is why the object that replaced the ISO at its origin cannot be served,
 	// until originRetry: an origin that is down is not asked again by every request.
@@ -198,6 +199,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 func (s *Server) Close() error {
 	s.cancel()
 	s.mu.Lock()
+	s.closed = true
 	if s.iso != nil {
 		s.retireLocked(s.iso)
 		s.iso = nil
@@ -657,6 +659,19 @@ func (s *Server) retireLocked(iso *isoState) {
 	if iso.refs == 0 {
 		s.closeLater(iso)
 	}
+}
+
+// track counts background work that Close waits for, until done is called; ok is false,
+// and the work must not start, once Close began (a request that outlived the shutdown's grace
+// may still ask).
+func (s *Server) track() (done func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false
+	}
+	s.closing.Add(1)
+	return s.closing.Done, true
 }
 
 // closeLater closes iso in the background: it may wait for a minimal ISO being made.
