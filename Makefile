@@ -4,7 +4,8 @@ GO      ?= go
 BIN     := bin/sno-iso
 DEMO    := out/demo
 DOCS    := dist/docs
-FUZZTIME ?= 5s
+# An execution count, not a duration: see scripts/fuzz.
+FUZZTIME ?= 20000x
 # The platforms of make release, each cross-vetted by make test.
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 # --version prints these; go install records the module version and commit instead.
