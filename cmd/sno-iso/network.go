@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -86,11 +85,14 @@ func networkExtract(c *cli.Context) error {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	if dir := c.String("directory"); dir != "" {
-		written, err := initrd.Extract(keyfiles, dir)
+		written, err := isobuilder.ExtractFiles(keyfiles, dir)
+		if err != nil {
+			return err
+		}
 		for _, p := range written {
 			fmt.Fprintln(c.App.Writer, p)
 		}
-		return err
+		return nil
 	}
 	w := bufio.NewWriter(c.App.Writer)
 	for i, name := range keyfiles.Paths() {
