@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -21,10 +22,11 @@ import (
 // dropInName is the program name under which sno-iso acts as coreos-installer.
 const dropInName = "coreos-installer"
 
-// isDropInName reports whether argv[0] names the coreos-installer drop-in.
+// isDropInName reports whether argv[0] names the coreos-installer drop-in. Case is ignored:
+// Windows keeps whatever case the command was typed in (COREOS-INSTALLER.EXE).
 func isDropInName(arg0 string) bool {
 	base := filepath.Base(arg0)
-	return base == dropInName || base == dropInName+".exe"
+	return strings.EqualFold(base, dropInName) || strings.EqualFold(base, dropInName+".exe")
 }
 
 // isDropIn reports whether the command runs as coreos-installer.

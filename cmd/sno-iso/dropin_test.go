@@ -354,3 +354,23 @@ func TestDropInDeprecatedCommands(t *testing.T) {
 		t.Fatal("iso remove did not give back the pristine ISO")
 	}
 }
+
+// TestDropInName: the drop-in is chosen by the program's file name only, in any case, with
+// or without Windows' .exe.
+func TestDropInName(t *testing.T) {
+	for arg0, want := range map[string]bool{
+		"coreos-installer":                true,
+		"/usr/local/bin/coreos-installer": true,
+		"coreos-installer.exe":            true,
+		"COREOS-INSTALLER.EXE":            true,
+		"Coreos-Installer":                true,
+		"sno-iso":                         false,
+		"coreos-installer-wrapper":        false,
+		"coreos-installer.sh":             false,
+		"/opt/coreos-installer/sno-iso":   false,
+	} {
+		if got := isDropInName(arg0); got != want {
+			t.Errorf("isDropInName(%q) = %v, want %v", arg0, got, want)
+		}
+	}
+}
