@@ -239,8 +239,8 @@ func (bw *bodyWriter) extendDeadline() {
 	bw.rc.SetWriteDeadline(time.Now().Add(bw.timeout))
 }
 
-// checkSource reports ErrSourceChanged when the source file's size or modification time is
-// no longer what it was when it was opened: an fstat per chunk, cheap next to the chunk.
+// checkSource reports ErrSourceChanged when the source file's size, modification or change
+// time is no longer what it was when it was opened: an fstat per chunk, cheap next to it.
 func (bw *bodyWriter) checkSource() error {
 	if bw.file == nil || bw.file.info == nil {
 		return nil
@@ -253,7 +253,7 @@ func (bw *bodyWriter) checkSource() error {
 	if err != nil {
 		return err
 	}
-	if now.Size() != bw.file.info.Size() || !now.ModTime().Equal(bw.file.info.ModTime()) {
+	if !sameVersion(now, bw.file.info) {
 		return ErrSourceChanged
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -217,8 +218,28 @@ func TestStalledReaderCutOff(t *testing.T) {
 
 // An ISO written in place while a download reads it: the download is cut short, never a
 // 200 with the full Content-Length of mixed bytes; the log says so, and the next request
-// gets the new bytes whole.
+// gets the new bytes whole. So too when the writer sets the old modification time back
+// afterwards, as rsync --inplace --times does (on systems with a status change time).
 func TestISOEditedMidDownloadAborts(t *testing.T) {
+	t.Run("mtime-changed", func(t *testing.T) { testISOEditedMidDownload(t, false) })
+	t.Run("mtime-restored", func(t *testing.T) {
+		if _, ok := changeTime(statOf(t, t.TempDir())); !ok {
+			t.Skip("no status change time on this system: a restored mtime hides the edit")
+		}
+		testISOEditedMidDownload(t, true)
+	})
+}
+
+func statOf(t *testing.T, path string) fs.FileInfo {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+func testISOEditedMidDownload(t *testing.T, restoreMTime bool) {
 	iso := paddedISO(t, paddedSize)
 	past := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(iso, past, past); err != nil {
@@ -242,6 +263,11 @@ func TestISOEditedMidDownloadAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	if restoreMTime {
+		if err := os.Chtimes(iso, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
 	got, err := io.Copy(io.Discard, resp.Body)
 	if err == nil || 1<<20+got >= resp.ContentLength {
 		t.Errorf("the download across the edit: %d of %d bytes, error %v; want it cut short", 1<<20+got, resp.ContentLength, err)

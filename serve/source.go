@@ -35,7 +35,18 @@ func (s fileStamp) same(o fileStamp) bool {
 	if s.info == nil || o.info == nil {
 		return s.info == nil && o.info == nil && s.err == o.err
 	}
-	return os.SameFile(s.info, o.info) && s.info.Size() == o.info.Size() && s.info.ModTime().Equal(o.info.ModTime())
+	return os.SameFile(s.info, o.info) && sameVersion(s.info, o.info)
+}
+
+// sameVersion reports whether two stats of one file show no write in between: the same size,
+// modification time and, where the system has one, status change time.
+func sameVersion(a, b fs.FileInfo) bool {
+	if a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	ac, aok := changeTime(a)
+	bc, bok := changeTime(b)
+	return aok == bok && ac.Equal(bc)
 }
 
 // isoState is one version of the base ISO, parsed once. Requests hold a reference while

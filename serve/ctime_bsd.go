@@ -1,0 +1,10 @@
+//go:build darwin || freebsd || netbsd || openbsd
+
+package serve
+
+import (
+	"syscall"
+	"time"
+)
+
+func statCtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctimespec.Unix()) }

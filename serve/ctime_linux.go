@@ -1,0 +1,8 @@
+package serve
+
+import (
+	"syscall"
+	"time"
+)
+
+func statCtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }
