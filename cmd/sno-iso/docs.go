@@ -31,6 +31,7 @@ func writeDocs(c *cli.Context) error {
 		return usagef("dev docs takes the directory to write into")
 	}
 	dir := c.Args().First()
+	stateMachineDefaults(c.App.Commands)
 	man, err := c.App.ToManWithSection(1)
 	if err != nil {
 		return err
@@ -51,4 +52,27 @@ func writeDocs(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// machineDefaults says how the docs state the defaults that --help works out on the running
+// machine, so that the release's man page is the same bytes whoever builds it, and right for
+// whoever reads it.
+var machineDefaults = map[string]string{
+	"arch":      "this machine's architecture",
+	"cache-dir": "sno-iso in the user cache directory: $XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS, %LocalAppData% on Windows",
+}
+
+// stateMachineDefaults gives every flag of commands, at any depth, named in machineDefaults
+// its machine-independent default text.
+func stateMachineDefaults(commands []*cli.Command) {
+	for _, cmd := range commands {
+		for _, f := range cmd.Flags {
+			if sf, ok := f.(*cli.StringFlag); ok {
+				if text, ok := machineDefaults[sf.Name]; ok {
+					sf.DefaultText = text
+				}
+			}
+		}
+		stateMachineDefaults(cmd.Subcommands)
+	}
 }

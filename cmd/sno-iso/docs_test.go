@@ -189,3 +189,38 @@ func TestFishCompletion(t *testing.T) {
 		return fmt.Sprintf(`source %s; complete -C %s | cut -f1`, fishQuote(script), fishQuote(line))
 	})
 }
+
+// TestDocsIndependentOfBuilder: the release's man page and completions are the same bytes
+// whatever the builder's home and cache directory, and show neither.
+func TestDocsIndependentOfBuilder(t *testing.T) {
+	var written []map[string][]byte
+	homes := []string{"/home/builder-one", "/srv/builder-two"}
+	for _, home := range homes {
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CACHE_HOME", home+"/cache")
+		dir := writeDocsFor(t)
+		files := map[string][]byte{}
+		for _, name := range []string{manPageFile, bashCompletionFile, zshCompletionFile, fishCompletionFile} {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(data, []byte(home)) {
+				t.Errorf("%s names the builder's directory %s", name, home)
+			}
+			files[name] = data
+		}
+		written = append(written, files)
+	}
+	for name, data := range written[0] {
+		if !bytes.Equal(data, written[1][name]) {
+			t.Errorf("%s differs between builders", name)
+		}
+	}
+	man := string(written[0][manPageFile])
+	for _, want := range []string{machineDefaults["arch"], "~/Library/Caches on macOS"} {
+		if !strings.Contains(man, want) {
+			t.Errorf("the man page does not say %q", want)
+		}
+	}
+}
