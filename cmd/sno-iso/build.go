@@ -26,7 +26,7 @@ func buildCommand() *cli.Command {
 				DefaultText: "sno.yaml's output.rootfsURL"},
 			growEmbedAreaFlag(),
 		), nodeFlags()...),
-		Before: refuseStandardInput,
+		Before: checkNodeFlags,
 		Action: withLiveISO(build),
 	}
 }

@@ -23,7 +23,7 @@ func machineconfigCommand() *cli.Command {
 			"is an empty config, so any content counts. spec.config takes a spec version the MCO reads\n" +
 			"(3.0 is translated to 3.1; 3.5 goes down to 3.4 unless it uses what 3.4 lacks).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "role", Usage: "the machine config pool, master or worker", Required: true},
+			&cli.StringFlag{Name: "role", Usage: "the machine config pool `ROLE`: master or worker", Required: true},
 			&cli.StringFlag{Name: "base", Usage: "the default pointer config `FILE` that USER.ign was edited from"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (default: standard output)"},
 			forceFlag("replace an existing output file"),

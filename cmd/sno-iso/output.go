@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/cheggaaa/pb/v3"
 	"github.com/sno-iso/sno-iso/embed"
@@ -114,8 +116,20 @@ func refuseDeviceOutput(out, stream string) error {
 	if out == "" || out == "-" {
 		return nil
 	}
-	if info, err := os.Stat(out); err == nil && info.Mode()&fs.ModeDevice != 0 {
+	info, err := os.Stat(out)
+	if err == nil && info.Mode()&fs.ModeDevice != 0 {
 		return usagef("%s is a device, not a file: write the image to it as a stream, with %s > %s", out, stream, out)
 	}
+	// A mistyped device name would otherwise become a file of the image's size in /dev,
+	// which is memory (devtmpfs), reported as written.
+	if errors.Is(err, fs.ErrNotExist) && inDevDir(out) {
+		return usagef("%s does not exist, and sno-iso does not create files in /dev: check the device's name (lsblk lists them) and write the image to it as a stream, with %s > /dev/DEVICE", out, stream)
+	}
 	return nil
+}
+
+// inDevDir reports whether path lies under /dev, where the system keeps its devices.
+func inDevDir(path string) bool {
+	abs, err := filepath.Abs(path)
+	return err == nil && strings.HasPrefix(filepath.ToSlash(abs), "/dev/")
 }

@@ -67,7 +67,7 @@ func pxeCommand() *cli.Command {
 					&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which DIR will be served"},
 					forceFlag("replace existing files in DIR"),
 				), nodeFlags()...),
-				Before: refuseStandardInput,
+				Before: checkNodeFlags,
 				Action: withLiveISO(pxeBuild),
 			},
 		},
