@@ -20,7 +20,8 @@ var ErrLocked = errors.New("another program is editing this ISO in place")
 // OpenForEdit opens the live ISO at path for an in-place edit. It takes an exclusive lock on
 // the file first, waiting up to wait for another editor to release it, and only then reads
 // the volume and the areas, so that an edit starts from what the previous one wrote and two
-// edits never interleave. The lock is held until Close. Readers (Open) take no lock.
+// edits never interleave. The lock is held until Close. Readers that Open take no lock; those
+// that OpenToCopy wait for the edit and hold it off.
 func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO, error) {
 	// Read-write: the edit needs it anyway, so a read-only ISO fails before any work, and
 	// NFS grants an exclusive lock only to a descriptor open for writing.
@@ -32,7 +33,7 @@ func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := waitForLock(ctx, f, wait); err != nil {
+	if err := waitForLock(ctx, f, wait, tryLock); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -44,13 +45,39 @@ func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO
 	return l, nil
 }
 
-// waitForLock tries the exclusive lock on f until it is free, wait has passed or ctx ends.
-func waitForLock(ctx context.Context, f *os.File, wait time.Duration) error {
+// OpenToCopy opens the live ISO at path for a reader whose output must come from one
+// version of it (a copy written with -o): it takes a shared lock, waiting up to wait for an
+// in-place editor to finish, and holds it until Close, so that no OpenForEdit edit lands
+// while it reads. Where the file system has no locks, it reads unlocked, as Open does.
+func OpenToCopy(ctx context.Context, path string, wait time.Duration) (*LiveISO, error) {
+	f, info, err := input.Open(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkISOFileKind(info); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := waitForLock(ctx, f, wait, tryLockShared); err != nil && (errors.Is(err, ErrLocked) || ctx.Err() != nil) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	l, err := openOSFile(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// waitForLock tries a lock on f (tryLock or tryLockShared) until it is free, wait has passed
+// or ctx ends.
+func waitForLock(ctx context.Context, f *os.File, wait time.Duration, try func(*os.File) (bool, error)) error {
 	deadline := time.Now().Add(wait)
 	for {
-		locked, err := tryLock(f)
+		locked, err := try(f)
 		if err != nil {
-			return fmt.Errorf("locking for an in-place edit: %w", err)
+			return fmt.Errorf("locking the ISO: %w", err)
 		}
 		if locked {
 			return nil

@@ -39,3 +39,36 @@ func TestOpenForEditLock(t *testing.T) {
 	}
 	second.Close()
 }
+
+// TestOpenToCopyLock: readers that copy share the ISO with each other, never with an editor:
+// each waits for the other, and closing lets the other in.
+func TestOpenToCopyLock(t *testing.T) {
+	path := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	ctx := context.Background()
+	editor, err := OpenForEdit(ctx, path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenToCopy(ctx, path, 0); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a copy during an edit: got %v, want ErrLocked", err)
+	}
+	editor.Close()
+	first, err := OpenToCopy(ctx, path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := OpenToCopy(ctx, path, 0)
+	if err != nil {
+		t.Fatalf("a second copy beside the first: %v", err)
+	}
+	if _, err := OpenForEdit(ctx, path, 0); !errors.Is(err, ErrLocked) {
+		t.Fatalf("an edit during copies: got %v, want ErrLocked", err)
+	}
+	first.Close()
+	second.Close()
+	editor, err = OpenForEdit(ctx, path, 0)
+	if err != nil {
+		t.Fatalf("an edit after the copies: %v", err)
+	}
+	editor.Close()
+}

@@ -12,9 +12,15 @@ import (
 // tryLock takes an exclusive advisory lock (flock) on f without blocking. It reports false
 // when another open file holds the lock. The lock goes with f's descriptor: closing f
 // releases it, also when the process is killed.
-func tryLock(f *os.File) (bool, error) {
+func tryLock(f *os.File) (bool, error) { return tryFlock(f, unix.LOCK_EX) }
+
+// tryLockShared takes a shared advisory lock on f without blocking: other readers may hold
+// it too, an exclusive holder may not.
+func tryLockShared(f *os.File) (bool, error) { return tryFlock(f, unix.LOCK_SH) }
+
+func tryFlock(f *os.File, how int) (bool, error) {
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,27 +72,8 @@ func TestConcurrentInPlaceEdits(t *testing.T) {
 // lock holder left; a reader does not wait.
 func TestInPlaceEditWaitsForLock(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
-	// flock(1) holds the lock until its stdin closes: a second process, as a real editor is.
-	if _, err := exec.LookPath("flock"); err != nil {
-		t.Skip("flock(1) not installed (util-linux)")
-	}
-	holder := exec.Command("flock", "-x", iso, "-c", "echo locked; exec cat")
-	stdin, err := holder.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Wait()
-	defer stdin.Close()
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("flock did not take the lock: %q %v", line, err)
-	}
+	release := holdEditLock(t, iso)
+	defer release()
 	done := make(chan result, 1)
 	go func() { done <- sno(t, nil, "kargs", "modify", "-a", "waited=1", iso) }()
 	// Readers are not held up by the editor's lock, and see no edit while it is held.
@@ -105,11 +87,73 @@ func TestInPlaceEditWaitsForLock(t *testing.T) {
 		t.Fatalf("the edit finished while the ISO was locked: exit %d %s", r.code, r.stderr)
 	default:
 	}
-	stdin.Close()
+	release()
 	if r := <-done; r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	if got := showKargs(t, iso); !strings.Contains(got, "waited=1") {
 		t.Fatalf("kargs %q", got)
+	}
+}
+
+// holdEditLock takes the exclusive lock of an in-place editor on path in another process,
+// flock(1), as a real editor would, and returns the function that releases it.
+func holdEditLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock(1) not installed (util-linux)")
+	}
+	// flock(1) holds the lock until its stdin closes.
+	holder := exec.Command("flock", "-x", path, "-c", "echo locked; exec cat")
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		stdin.Close()
+		holder.Wait()
+		t.Fatalf("flock did not take the lock: %q %v", line, err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { stdin.Close(); holder.Wait() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// TestCopyWaitsForInPlaceEdit: a copy written with -o does not read the ISO while an in-place
+// editor holds it, so that it never mixes two versions; once the editor is done it is written.
+func TestCopyWaitsForInPlaceEdit(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "c.ign"), smallConfig)
+	copyPath := filepath.Join(t.TempDir(), "copy.iso")
+	release := holdEditLock(t, iso)
+	done := make(chan result, 1)
+	go func() { done <- sno(t, nil, "ignition", "embed", "-i", cfg, "-o", copyPath, iso) }()
+	for range 20 {
+		if r := showKargs(t, iso); r == "" {
+			t.Fatal("kargs show printed nothing")
+		}
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the copy was written while an editor held the ISO: exit %d %s", r.code, r.stderr)
+	default:
+	}
+	if _, err := os.Stat(copyPath); err == nil {
+		t.Fatal("the copy exists while an editor holds the ISO")
+	}
+	release()
+	if r := <-done; r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := string(mustSno(t, nil, "ignition", "show", copyPath)); got != smallConfig {
+		t.Errorf("the copy holds %q", got)
 	}
 }

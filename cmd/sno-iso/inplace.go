@@ -17,19 +17,38 @@ const inPlaceLockWait = 30 * time.Second
 // editsInPlace reports whether the command edits its ISO argument in place: it writes a result
 // (it has --output) and no output was named.
 func editsInPlace(c *cli.Context) bool {
-	hasOutput := slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "output") })
-	return hasOutput && !c.IsSet("output")
+	return hasOutput(c) && !c.IsSet("output")
 }
 
-// openISO opens the ISO at path, locked against other in-place editors when the command edits
-// it in place, so that what it reads is what it will write over.
+func hasOutput(c *cli.Context) bool {
+	return slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "output") })
+}
+
+// openISO opens the ISO at path: locked against other in-place editors when the command edits
+// it in place, so that what it reads is what it will write over; shared with other readers,
+// but not with an editor, when it writes a copy, so that the copy is of one version.
 func openISO(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
-	if !editsInPlace(c) {
+	switch {
+	case !hasOutput(c):
+		// What only shows the ISO may see it mid-edit; it reports areas that disagree.
 		return isobuilder.Open(path)
+	case !editsInPlace(c):
+		return openISOToCopy(c, path)
 	}
 	iso, err := isobuilder.OpenForEdit(c.Context, path, inPlaceLockWait)
 	if errors.Is(err, isobuilder.ErrLocked) {
 		return nil, fmt.Errorf("%w; wait for it to finish and run the command again, or write a copy with -o FILE", err)
+	}
+	return iso, err
+}
+
+// openISOToCopy opens an ISO that the command only reads, waiting for an in-place edit of it
+// to finish and holding off the next until the command ends: what it writes comes from one
+// version of the ISO.
+func openISOToCopy(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
+	iso, err := isobuilder.OpenToCopy(c.Context, path, inPlaceLockWait)
+	if errors.Is(err, isobuilder.ErrLocked) {
+		return nil, fmt.Errorf("%w; wait for it to finish and run the command again", err)
 	}
 	return iso, err
 }

@@ -73,7 +73,7 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 			return existsAdvice(c, err)
 		}
 	}
-	iso, err := isobuilder.Open(isoPath)
+	iso, err := openISOToCopy(c, isoPath)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 // node from the flags.
 func openNode(c *cli.Context) (*isobuilder.LiveISO, string, *node.Node, error) {
 	isoPath := c.String("iso")
-	iso, err := isobuilder.Open(isoPath)
+	iso, err := openISOToCopy(c, isoPath)
 	if err != nil {
 		return nil, "", nil, err
 	}
