@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -29,20 +30,7 @@ func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO
 	if err != nil {
 		return nil, fmt.Errorf("opening for an in-place edit: %w", err)
 	}
-	if err := checkISOFileKind(info); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := waitForLock(ctx, f, wait, tryLock); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	l, err := openOSFile(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return l, nil
+	return openLocked(path, f, info, func() error { return waitForLock(ctx, f, wait, tryLock) })
 }
 
 // OpenToCopy opens the live ISO at path for a reader whose output must come from one
@@ -54,15 +42,25 @@ func OpenToCopy(ctx context.Context, path string, wait time.Duration) (*LiveISO,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkISOFileKind(info); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return openLocked(path, f, info, func() error {
+		if err := waitForLock(ctx, f, wait, tryLockShared); errors.Is(err, ErrLocked) || ctx.Err() != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// openLocked checks that f, opened from path, is an ISO file, locks it and parses it; f is
+// closed on error.
+func openLocked(path string, f *os.File, info fs.FileInfo, lock func() error) (*LiveISO, error) {
+	err := checkISOFileKind(info)
+	if err == nil {
+		err = lock()
 	}
-	if err := waitForLock(ctx, f, wait, tryLockShared); err != nil && (errors.Is(err, ErrLocked) || ctx.Err() != nil) {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var l *LiveISO
+	if err == nil {
+		l, err = openOSFile(f)
 	}
-	l, err := openOSFile(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
