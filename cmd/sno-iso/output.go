@@ -62,7 +62,7 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
-		return networkSupportError(isoPath)
+		return networkSupportError(isoPath, err)
 	case errors.Is(err, embed.ErrNoKargs):
 		return fmt.Errorf("%s: %w", isoPath, err)
 	case err != nil:
