@@ -62,8 +62,8 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		}
 	}
 	if out == "-" {
-		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
-			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or name an output file")
+		if err := refuseTerminalStdout(c, "name an output file"); err != nil {
+			return err
 		}
 	} else if err := refuseExisting(out, force); err != nil {
 		return existsAdvice(c, err)

@@ -79,9 +79,8 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 	case "":
 		return isobuilder.WriteInPlace(ctx, img, isoPath)
 	case "-":
-		stdout, ok := c.App.Writer.(*os.File)
-		if ok && isTerminal(stdout) {
-			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
+		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
+			return err
 		}
 		opts, done := progress(c, img.Size())
 		defer done()
@@ -94,6 +93,15 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		opts.Force, opts.Perm = c.Bool("force") && !isDropIn(c), isobuilder.SecretPerm
 		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
 	}
+}
+
+// refuseTerminalStdout refuses to write binary data to standard output when it is a
+// terminal, in coreos-installer's words, which scripts grep for; instead says what to do.
+func refuseTerminalStdout(c *cli.Context, instead string) error {
+	if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
+		return fmt.Errorf("Refusing to write binary data to terminal (standard output); redirect it or %s", instead)
+	}
+	return nil
 }
 
 // progress returns write options with a progress bar on a terminal stderr for long copies,

@@ -117,8 +117,8 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	}
 	out := c.String("output")
 	if out == "" || out == "-" {
-		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
-			return errors.New("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
+		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
+			return err
 		}
 		_, err := c.App.Writer.Write(packed)
 		return err
