@@ -374,3 +374,37 @@ func TestDropInName(t *testing.T) {
 		}
 	}
 }
+
+// TestShortOptionValues: a value may follow its short option in the same argument, alone
+// (-iconfig.ign, -afoo, -o-) or after combined flags (-ficonfig.ign), as coreos-installer's
+// parser takes it, in both spellings; an unknown short option is named as given.
+func TestShortOptionValues(t *testing.T) {
+	s := newSpellings(t, "embed-areas-2023-07.x86_64.iso")
+	in := t.TempDir()
+	first := writeTestFile(t, in, "first.ign", []byte(smallConfig))
+	const secondConfig = `{"ignition":{"version":"3.2.0"},"storage":{}}` + "\n"
+	second := writeTestFile(t, in, "second.ign", []byte(secondConfig))
+	s.step(nil, []string{"ignition", "embed", "-i" + first, "rhcos.iso"}, []string{"iso", "ignition", "embed", "-i" + first, "rhcos.iso"})
+	s.step(nil, []string{"ignition", "embed", "rhcos.iso", "-fi" + second}, []string{"iso", "ignition", "embed", "rhcos.iso", "-fi" + second})
+	if got := s.step(nil, []string{"ignition", "show", "rhcos.iso"}, []string{"iso", "ignition", "show", "rhcos.iso"}); string(got) != secondConfig {
+		t.Errorf("after -fi%s, show = %q", second, got)
+	}
+	s.step(nil, []string{"kargs", "modify", "-afoo", "-a=bar", "rhcos.iso"}, []string{"iso", "kargs", "modify", "-afoo", "-a=bar", "rhcos.iso"})
+	if got := s.step(nil, []string{"kargs", "show", "rhcos.iso"}, []string{"iso", "kargs", "show", "rhcos.iso"}); !strings.HasSuffix(string(got), " foo bar\n") {
+		t.Errorf("after -afoo -a=bar, kargs show = %q", got)
+	}
+	stream := s.step(nil, []string{"reset", "-o-", "rhcos.iso"}, []string{"iso", "reset", "-o-", "rhcos.iso"})
+	if bytesSHA(stream) != s.pristine {
+		t.Error("reset -o- did not write the pristine ISO to standard output")
+	}
+	for _, bin := range []string{snoISO(t), s.ci} {
+		args := []string{"ignition", "embed", "-fxi" + first, s.snoISO}
+		if bin == s.ci {
+			args = append([]string{"iso"}, args...)
+		}
+		r := runBinary(t, bin, "", nil, args...)
+		if r.code != 2 || !strings.HasPrefix(string(r.stderr), "Error: unknown option -x;") {
+			t.Errorf("%s %q: exit %d, stderr %q; want exit 2 naming -x", filepath.Base(bin), args, r.code, r.stderr)
+		}
+	}
+}

@@ -172,7 +172,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && isDropInName(args[0]) {
 		app = newDropInApp(stdin, stdout, stderr)
 	}
-	err := app.RunContext(ctx, intersperse(app, helpArgs(app, args)))
+	args, err := intersperse(app, helpArgs(app, args))
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if err == nil {
 		return 0
 	}
