@@ -31,7 +31,8 @@ func helpArgs(app *cli.App, args []string) []string {
 // intersperse moves the options of the command named by args in front of its positional
 // arguments, so that `ignition embed rhcos.iso -i config.ign` works as it does with
 // coreos-installer; urfave/cli stops reading options at the first positional argument. Each
-// option is spelt long (see spellOption).
+// option is spelt long (see spellOption), and one that takes a single value, or none, given
+// twice is a usage error, as coreos-installer's parser has it: the last would silently win.
 func intersperse(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
 		return args, nil
@@ -47,6 +48,7 @@ func intersperse(app *cli.App, args []string) ([]string, error) {
 	}
 	out := append([]string{}, args[:i]...)
 	var positional []string
+	given := map[cli.Flag]bool{}
 	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -54,7 +56,13 @@ func intersperse(app *cli.App, args []string) ([]string, error) {
 			positional = append(positional, args[i+1:]...)
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
-			spelt, _, took := spellOption(flags, a, args[i+1:])
+			spelt, named, took := spellOption(flags, a, args[i+1:])
+			for _, f := range named {
+				if given[f] && !isSliceFlag(f) {
+					return nil, usagef("%s cannot be used multiple times; give it once", flagNames(f))
+				}
+				given[f] = true
+			}
 			out = append(out, spelt...)
 			i += took
 		default:
@@ -112,6 +120,21 @@ func spellOption(flags []cli.Flag, arg string, next []string) (spelt []string, n
 		return append(spelt, long), named, 0
 	}
 	return spelt, named, 0
+}
+
+// flagNames spells an option's names as an error names it: --output (-o).
+func flagNames(f cli.Flag) string {
+	names := f.Names()
+	s := optionName(names[0])
+	for _, alias := range names[1:] {
+		s += " (" + optionName(alias) + ")"
+	}
+	return s
+}
+
+func isSliceFlag(f cli.Flag) bool {
+	s, ok := f.(cli.DocGenerationSliceFlag)
+	return ok && s.IsSliceFlag()
 }
 
 func findCommand(commands []*cli.Command, name string) *cli.Command {

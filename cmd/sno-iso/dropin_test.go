@@ -408,3 +408,45 @@ func TestShortOptionValues(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedOptionsRefused: an option that takes one value, or none, given twice is a usage
+// error naming it, as with coreos-installer, rather than the last silently winning; options
+// that take a list may repeat.
+func TestRepeatedOptionsRefused(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	pristine := fileSHA(t, iso)
+	in := t.TempDir()
+	a := writeTestFile(t, in, "a.ign", []byte(smallConfig))
+	b := writeTestFile(t, in, "b.ign", []byte(smallConfig))
+	ci := dropInBinary(t)
+	for _, c := range []struct {
+		args []string // sno-iso's; the drop-in's have "iso" in front
+		want string
+	}{
+		{[]string{"ignition", "embed", "-i", a, "-i", b, iso}, "--ignition-file (-i) cannot be used multiple times; give it once"},
+		{[]string{"ignition", "embed", "--ignition-file=" + a, iso, "-i" + b}, "--ignition-file (-i) cannot be used multiple times; give it once"},
+		{[]string{"ignition", "embed", "-i", a, "-ff", iso}, "--force (-f) cannot be used multiple times; give it once"},
+		{[]string{"kargs", "modify", "-a", "x", "-o", "-", "--output", "-", iso}, "--output (-o) cannot be used multiple times; give it once"},
+	} {
+		for _, run := range []struct {
+			bin  string
+			args []string
+		}{{snoISO(t), c.args}, {ci, append([]string{"iso"}, c.args...)}} {
+			r := runBinary(t, run.bin, "", nil, run.args...)
+			if got := strings.TrimSuffix(string(r.stderr), "\n"); r.code != 2 || got != "Error: "+c.want {
+				t.Errorf("%s %q: exit %d, stderr %q; want exit 2, %q", filepath.Base(run.bin), run.args, r.code, got, "Error: "+c.want)
+			}
+		}
+	}
+	if fileSHA(t, iso) != pristine {
+		t.Fatal("a refused command changed the ISO")
+	}
+	// A list option repeats, in either form.
+	keyfiles := t.TempDir()
+	k1 := writeTestFile(t, keyfiles, "k1.nmconnection", []byte("[connection]\nid=k1\n"))
+	k2 := writeTestFile(t, keyfiles, "k2.nmconnection", []byte("[connection]\nid=k2\n"))
+	out := mustRun(t, ci, nil, "iso", "network", "embed", "-k", k1, "--keyfile", k2, "-o", "-", iso)
+	if len(out) == 0 {
+		t.Error("network embed -k -k --keyfile wrote nothing")
+	}
+}
