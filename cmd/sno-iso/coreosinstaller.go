@@ -45,6 +45,16 @@ func newDropInApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app.Description = "This is sno-iso run through a link named coreos-installer. It accepts coreos-installer's\n" +
 		"command lines for " + dropInProvides + ";\nfor any other, run coreos-installer itself."
 	app.Commands = dropInCommands()
+	// clap's -V, --version, which prints "coreos-installer VERSION": urfave/cli's is -v.
+	app.HideVersion = true
+	app.Flags = []cli.Flag{&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version", DisableDefaultText: true}}
+	app.Before = func(c *cli.Context) error {
+		if !c.Bool("version") {
+			return nil
+		}
+		fmt.Fprintln(c.App.Writer, dropInVersionLine())
+		return exitStatus(0)
+	}
 	setUsageErrorHandler(app.Commands)
 	setDefaultTexts(app.Commands)
 	return app

@@ -450,3 +450,25 @@ func TestRepeatedOptionsRefused(t *testing.T) {
 		t.Error("network embed -k -k --keyfile wrote nothing")
 	}
 }
+
+// TestDropInVersion: -V and --version print "coreos-installer VERSION" first, as clap does for
+// scripts that take the second word, with sno-iso's version; sno-iso's own line is unchanged.
+func TestDropInVersion(t *testing.T) {
+	ci := dropInBinary(t)
+	own := strings.Fields(string(mustSno(t, nil, "--version")))
+	if len(own) < 3 || own[0] != "sno-iso" || own[1] != "version" {
+		t.Fatalf("sno-iso --version = %q", own)
+	}
+	for _, flag := range []string{"-V", "--version"} {
+		out := string(mustRun(t, ci, nil, flag))
+		fields := strings.Fields(out)
+		if strings.Count(out, "\n") != 1 || len(fields) < 3 || fields[0] != "coreos-installer" || fields[1] != own[2] ||
+			!strings.HasPrefix(fields[2], "(sno-iso") || !strings.HasSuffix(out, ")\n") {
+			t.Errorf("coreos-installer %s printed %q; want \"coreos-installer %s (sno-iso, ...)\"", flag, out, own[2])
+		}
+	}
+	// clap has no -v.
+	if r := runBinary(t, ci, "", nil, "-v"); r.code != 2 {
+		t.Errorf("coreos-installer -v: exit %d, want 2", r.code)
+	}
+}

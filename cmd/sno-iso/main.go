@@ -28,6 +28,11 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
+// exitStatus ends the run with its exit code and no message: what was printed says it all.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                   "sno-iso",
@@ -176,8 +181,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = app.RunContext(ctx, args)
 	}
-	if err == nil {
+	var status exitStatus
+	switch {
+	case err == nil:
 		return 0
+	case errors.As(err, &status):
+		return int(status)
 	}
 	fmt.Fprintf(stderr, "Error: %s\n", errorText(err))
 	var usage *usageError
