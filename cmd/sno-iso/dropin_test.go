@@ -472,3 +472,24 @@ func TestDropInVersion(t *testing.T) {
 		t.Errorf("coreos-installer -v: exit %d, want 2", r.code)
 	}
 }
+
+// TestDropInMissingSubcommand: without a subcommand, coreos-installer prints its help on
+// standard error and exits 2, as clap does; --help prints it on standard output. sno-iso's own
+// spelling prints the help on standard output and succeeds.
+func TestDropInMissingSubcommand(t *testing.T) {
+	ci := dropInBinary(t)
+	for _, args := range [][]string{{}, {"iso"}, {"iso", "ignition"}, {"pxe", "ignition"}, {"dev", "show"}} {
+		r := runBinary(t, ci, "", nil, args...)
+		name := strings.Join(append([]string{"coreos-installer"}, args...), " ")
+		if r.code != 2 || len(r.stdout) != 0 || !strings.Contains(string(r.stderr), "USAGE:\n   "+name+" ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want its help on standard error and exit 2", name, r.code, r.stdout, r.stderr)
+		}
+		help := mustRun(t, ci, nil, append(args, "--help")...)
+		if !strings.Contains(string(help), "USAGE:\n   "+name+" ") {
+			t.Errorf("%s --help printed %q", name, help)
+		}
+	}
+	if out := mustSno(t, nil, "ignition"); !strings.Contains(string(out), "USAGE:\n   sno-iso ignition ") {
+		t.Errorf("sno-iso ignition printed %q", out)
+	}
+}

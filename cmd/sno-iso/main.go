@@ -149,7 +149,12 @@ func takeRequiredFlags(flags []cli.Flag) []string {
 }
 
 // unknownCommand runs when no subcommand matched: help when none was named, else a usage error.
+// The coreos-installer drop-in prints that help on standard error and exits 2, as clap does.
 func unknownCommand(c *cli.Context) error {
+	if c.NArg() == 0 && isDropIn(c) {
+		cli.HelpPrinter(c.App.ErrWriter, cli.SubcommandHelpTemplate, c.Command)
+		return exitStatus(2)
+	}
 	if c.NArg() == 0 {
 		return cli.ShowSubcommandHelp(c)
 	}
