@@ -493,3 +493,38 @@ func TestDropInMissingSubcommand(t *testing.T) {
 		t.Errorf("sno-iso ignition printed %q", out)
 	}
 }
+
+// TestDropInRootfsURL: coreos-installer takes any --rootfs-url but one with whitespace (or,
+// here, what the bootloaders would cut it at), refused with its words and exit 1; one the live
+// system cannot fetch is written with a warning. sno-iso's own minimal refuses both (see
+// TestRootfsURLMustBeHTTP).
+func TestDropInRootfsURL(t *testing.T) {
+	ci := dropInBinary(t)
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	for _, url := range []string{"192.0.2.1/rootfs.img", "ftp://192.0.2.1/rootfs.img"} {
+		out := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(url)+".iso")
+		r := runBinary(t, ci, "", nil, "iso", "extract", "minimal-iso", "--rootfs-url", url, iso, out)
+		if r.code != 0 || !strings.HasPrefix(string(r.stderr), "Warning: --rootfs-url: rootfs URL \""+url+"\"") ||
+			!strings.Contains(string(r.stderr), "the live system will not be able to fetch its root file system from it\n") {
+			t.Errorf("--rootfs-url %s: exit %d, stderr %q; want success with a warning", url, r.code, r.stderr)
+			continue
+		}
+		if kargs := mustRun(t, ci, nil, "iso", "kargs", "show", out); !strings.Contains(string(kargs), " coreos.live.rootfs_url="+url) {
+			t.Errorf("--rootfs-url %s: the minimal ISO's kargs are %q", url, kargs)
+		}
+	}
+	for url, want := range map[string]string{
+		"http://192.0.2.1/my rootfs.img": "forbidden whitespace found in 'http://192.0.2.1/my rootfs.img'",
+		`http://192.0.2.1/"rootfs.img`:   "which the bootloaders do not pass to the kernel intact",
+	} {
+		out := filepath.Join(t.TempDir(), "minimal.iso")
+		r := runBinary(t, ci, "", nil, "iso", "extract", "minimal-iso", "--rootfs-url", url, iso, out)
+		if r.code != 1 || !strings.HasPrefix(string(r.stderr), "Error: ") || !strings.Contains(string(r.stderr), want) || strings.Contains(string(r.stderr), "sno-iso") {
+			t.Errorf("--rootfs-url %q: exit %d, stderr %q; want exit 1 saying %q", url, r.code, r.stderr, want)
+		}
+		if _, err := os.Lstat(out); err == nil {
+			t.Errorf("--rootfs-url %q: an output was written", url)
+		}
+	}
+}
