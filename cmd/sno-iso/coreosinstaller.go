@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -243,6 +244,28 @@ func extractMinimalISO(c *cli.Context) error {
 	return writeMinimal(c, c.Args().First(), out, func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
 		return iso.MinimalFromMiniso(ctx, dir, opts)
 	})
+}
+
+// printWritten prints the paths of the files written into dir, one a line: cleaned, as
+// filepath.Join gives them, for sno-iso; for coreos-installer, as its Path::join gives them,
+// DIR/NAME unnormalized (./NAME in the default ., ./d/NAME for ./d/), for the scripts that
+// compare them.
+func printWritten(c *cli.Context, dir string, written []string) {
+	for _, p := range written {
+		if isDropIn(c) {
+			p = joinUnnormalized(dir, filepath.Base(p))
+		}
+		fmt.Fprintln(c.App.Writer, p)
+	}
+}
+
+// joinUnnormalized appends name to dir as Rust's Path::join does: with a separator unless dir
+// is empty or already ends with one.
+func joinUnnormalized(dir, name string) string {
+	if dir == "" || os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // existsAdvice is forceAdvice for the commands both spellings share: coreos-installer has no

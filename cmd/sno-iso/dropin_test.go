@@ -528,3 +528,35 @@ func TestDropInRootfsURL(t *testing.T) {
 		}
 	}
 }
+
+// TestDropInPrintedPaths: coreos-installer prints the files it extracts as DIR joined with
+// the name, unnormalized, which scripts compare; sno-iso's own spelling prints them cleaned.
+func TestDropInPrintedPaths(t *testing.T) {
+	s := newSpellings(t, "embed-areas-2023-07.x86_64.iso")
+	key := writeTestFile(t, t.TempDir(), "a.nmconnection", []byte("[connection]\nid=a\n"))
+	s.step(nil, []string{"network", "embed", "-k", key, "rhcos.iso"}, []string{"iso", "network", "embed", "-k", key, "rhcos.iso"})
+	pxeFiles := func(dir string) string {
+		return dir + "rhcos-initrd.img\n" + dir + "rhcos-rootfs.img\n" + dir + "rhcos-vmlinuz\n"
+	}
+	for _, c := range []struct {
+		bin  string
+		args []string
+		want string
+	}{
+		{s.ci, []string{"iso", "extract", "pxe", "rhcos.iso"}, pxeFiles("./")},
+		{s.ci, []string{"iso", "extract", "pxe", "-o", "./e2/", "rhcos.iso"}, pxeFiles("./e2/")},
+		{s.ci, []string{"iso", "extract", "pxe", "-o", "e2b", "rhcos.iso"}, pxeFiles("e2b/")},
+		{s.ci, []string{"iso", "network", "extract", "-C", "./e3", "rhcos.iso"}, "./e3/a.nmconnection\n"},
+		{snoISO(t), []string{"pxe", "extract", "-o", "./e4/", "rhcos.iso"}, pxeFiles("e4/")},
+		{snoISO(t), []string{"network", "extract", "-C", "./e5", "rhcos.iso"}, "e5/a.nmconnection\n"},
+	} {
+		dir := s.ciDir
+		if c.bin != s.ci {
+			dir = s.snoDir
+		}
+		r := runBinary(t, c.bin, dir, nil, c.args...)
+		if r.code != 0 || string(r.stdout) != c.want {
+			t.Errorf("%s %q: exit %d, printed %q, want %q; stderr %q", filepath.Base(c.bin), c.args, r.code, r.stdout, c.want, r.stderr)
+		}
+	}
+}

@@ -90,9 +90,7 @@ func networkExtract(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, p := range written {
-			fmt.Fprintln(c.App.Writer, p)
-		}
+		printWritten(c, dir, written)
 		return nil
 	}
 	w := bufio.NewWriter(c.App.Writer)

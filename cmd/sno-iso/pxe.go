@@ -97,9 +97,7 @@ func pxeExtract(c *cli.Context) error {
 		}
 		return err
 	}
-	for _, p := range written {
-		fmt.Fprintln(c.App.Writer, p)
-	}
+	printWritten(c, dir, written)
 	return nil
 }
 
