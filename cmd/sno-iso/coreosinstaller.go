@@ -116,7 +116,7 @@ func dropInCommands() []*cli.Command {
 					Flags: []cli.Flag{
 						&cli.StringSliceFlag{Name: "append", Aliases: []string{"a"}, Usage: "Kernel argument to append"},
 						&cli.StringSliceFlag{Name: "delete", Aliases: []string{"d"}, Usage: "Kernel argument to delete"},
-						&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "Kernel argument to replace, as `KARG=OLDVAL=NEWVAL`"},
+						&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "Kernel argument to replace, as KARG=OLDVAL=NEWVAL"},
 						dropInOutput(),
 					},
 					Action: modifyKargs,
