@@ -246,6 +246,31 @@ func extractMinimalISO(c *cli.Context) error {
 	})
 }
 
+// dropInSpellings spells the sno-iso commands that errors and notes suggest as
+// coreos-installer spells them, where it has them. Patterns are tried in this order at each
+// place, so the first keeps `sno-iso minimal ISO OUT`, which rebuilds a minimal ISO as
+// coreos-installer cannot, while its stream form becomes extract minimal-iso's.
+var dropInSpellings = strings.NewReplacer(
+	"`sno-iso minimal ISO OUT`", "`sno-iso minimal ISO OUT`",
+	"`sno-iso reset` (or `coreos-installer iso reset`)", "`coreos-installer iso reset`",
+	"sno-iso minimal ", "coreos-installer iso extract minimal-iso ",
+	"sno-iso reset", "coreos-installer iso reset",
+	"sno-iso ignition ", "coreos-installer iso ignition ",
+	"sno-iso kargs ", "coreos-installer iso kargs ",
+	"sno-iso network ", "coreos-installer iso network ",
+	"sno-iso pxe extract", "coreos-installer iso extract pxe",
+	"sno-iso pxe ignition ", "coreos-installer pxe ignition ",
+)
+
+// spellCommands is text, an error or a note for the user, with the sno-iso commands it
+// suggests spelt as the program was run: coreos-installer's where the drop-in runs.
+func spellCommands(app *cli.App, text string) string {
+	if app.Name != dropInName {
+		return text
+	}
+	return dropInSpellings.Replace(text)
+}
+
 // printWritten prints the paths of the files written into dir, one a line: cleaned, as
 // filepath.Join gives them, for sno-iso; for coreos-installer, as its Path::join gives them,
 // DIR/NAME unnormalized (./NAME in the default ., ./d/NAME for ./d/), for the scripts that

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -558,5 +559,47 @@ func TestDropInPrintedPaths(t *testing.T) {
 		if r.code != 0 || string(r.stdout) != c.want {
 			t.Errorf("%s %q: exit %d, printed %q, want %q; stderr %q", filepath.Base(c.bin), c.args, r.code, r.stdout, c.want, r.stderr)
 		}
+	}
+}
+
+// TestDropInSuggestsItsCommands: the commands that the drop-in's errors and notes suggest are
+// spelt as coreos-installer spells them, where it has them; sno-iso's spelling suggests its
+// own.
+func TestDropInSuggestsItsCommands(t *testing.T) {
+	ci := dropInBinary(t)
+	dir := t.TempDir()
+	x86 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	old := fixtures.File(t, "embed-areas-2021-01.iso")
+	customized := writeTestFile(t, dir, "customized.iso", fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"))
+	mustSno(t, nil, "kargs", "modify", "-a", "foo", customized)
+	key := writeTestFile(t, dir, "a.nmconnection", []byte("[connection]\nid=a\n"))
+	for _, c := range []struct {
+		args      []string
+		code      int
+		want, not string
+	}{
+		{[]string{"iso", "extract", "minimal-iso", customized, filepath.Join(dir, "m1.iso")}, 1,
+			"; reset it with `coreos-installer iso reset`, or start from the pristine ISO", "sno-iso reset"},
+		{[]string{"iso", "network", "embed", "-k", key, "-o", filepath.Join(dir, "n.iso"), old}, 1,
+			"`coreos-installer iso kargs modify -a`", "sno-iso kargs"},
+		{[]string{"iso", "extract", "minimal-iso", x86, filepath.Join(dir, "m2.iso")}, 0,
+			"added (coreos-installer iso kargs modify -a) or over PXE", "sno-iso kargs"},
+		// coreos-installer has no command that rebuilds a minimal ISO: sno-iso's is named.
+		{[]string{"iso", "extract", "minimal-iso", old, filepath.Join(dir, "m3.iso")}, 1,
+			"`sno-iso minimal ISO OUT` rebuilds a minimal ISO", "coreos-installer iso extract minimal-iso ISO OUT"},
+	} {
+		r := runBinary(t, ci, "", nil, c.args...)
+		if r.code != c.code || !strings.Contains(string(r.stderr), c.want) || strings.Contains(string(r.stderr), c.not) {
+			t.Errorf("coreos-installer %q: exit %d, stderr %q; want exit %d, %q and not %q", c.args, r.code, r.stderr, c.code, c.want, c.not)
+		}
+	}
+	if info, err := os.Stat(os.DevNull); err == nil && info.Mode()&fs.ModeDevice != 0 {
+		r := runBinary(t, ci, "", nil, "iso", "extract", "minimal-iso", x86, os.DevNull)
+		if want := "with coreos-installer iso extract minimal-iso " + x86 + " - > " + os.DevNull; r.code != 2 || !strings.Contains(string(r.stderr), want) {
+			t.Errorf("minimal-iso to %s: exit %d, stderr %q; want %q", os.DevNull, r.code, r.stderr, want)
+		}
+	}
+	if r := sno(t, nil, "minimal", customized, filepath.Join(dir, "m4.iso")); !strings.Contains(string(r.stderr), "reset it with `sno-iso reset` (or `coreos-installer iso reset`)") {
+		t.Errorf("sno-iso minimal of a customized ISO: stderr %q", r.stderr)
 	}
 }

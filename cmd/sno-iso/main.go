@@ -193,7 +193,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &status):
 		return int(status)
 	}
-	fmt.Fprintf(stderr, "Error: %s\n", errorText(err))
+	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
 	if errors.As(err, &usage) {
 		return 2

@@ -110,7 +110,7 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		return existsAdvice(c, err)
 	}
 	if out != "-" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
+		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, spellCommands(c.App, rootfsNote(opts.RootfsURL)))
 	}
 	return nil
 }
