@@ -405,8 +405,8 @@ func (p *configParser) duration(n *yaml.Node, key string) (time.Duration, error)
 	if err != nil {
 		return 0, p.errorf(n, "%s %q is not a duration: write a number with a unit, such as 1m or 5m", key, n.Value)
 	}
-	if err := validateRebootDelay(d); err != nil {
-		return 0, p.errorf(n, "%v", err)
+	if err := ValidateRebootDelay(d); err != nil {
+		return 0, p.errorf(n, "%s %v", key, err)
 	}
 	return d, nil
 }

@@ -106,8 +106,8 @@ func (inst Installation) Validate() (warnings []string, err error) {
 			}
 		}
 	}
-	if err := validateRebootDelay(inst.EffectiveRebootDelay()); err != nil {
-		return nil, err
+	if err := ValidateRebootDelay(inst.EffectiveRebootDelay()); err != nil {
+		return nil, fmt.Errorf("rebootDelay %w", err)
 	}
 	return warnings, nil
 }
@@ -136,18 +136,19 @@ func validateKarg(karg string) error {
 	return nil
 }
 
-// validateRebootDelay keeps the delay expressible as `shutdown -r +MINUTES`, which
-// announces the reboot to logged-in users and can be cancelled with `shutdown -c`.
-func validateRebootDelay(d time.Duration) error {
+// ValidateRebootDelay keeps the delay expressible as `shutdown -r +MINUTES`, which
+// announces the reboot to logged-in users and can be cancelled with `shutdown -c`. The error
+// is about the value; the caller names where it came from.
+func ValidateRebootDelay(d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("rebootDelay %s is negative", d)
+		return fmt.Errorf("%s is negative", d)
 	}
 	if d%time.Minute != 0 {
-		return fmt.Errorf("rebootDelay %s is not a whole number of minutes (the reboot is scheduled with shutdown -r +MINUTES); use e.g. %s",
-			d, (d + time.Minute - 1).Truncate(time.Minute))
+		return fmt.Errorf("%s is not a whole number of minutes (the reboot is scheduled with shutdown -r +MINUTES); use e.g. %dm",
+			d, (d+time.Minute-1)/time.Minute)
 	}
 	if d > 24*time.Hour {
-		return fmt.Errorf("rebootDelay %s is longer than a day", d)
+		return fmt.Errorf("%s is longer than a day", d)
 	}
 	return nil
 }

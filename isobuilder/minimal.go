@@ -193,10 +193,12 @@ func (d *DerivedISO) Close() error {
 
 // Commit writes img's patches into the temporary file and renames it to dest, without
 // copying the image again when dest is in the temporary file's directory. img must have been
-// made by d.Image. Without force an existing dest is refused.
-func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, force bool) error {
-	stage := NewStage(force)
+// made by d.Image. Without opts.Force an existing dest is refused; dest may not be one of
+// opts.Keep. Progress and Perm are not used: the file is SecretPerm.
+func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, opts WriteOptions) error {
+	stage := NewStage(opts.Force)
 	defer stage.Abort()
+	stage.Keep(opts.Keep...)
 	if err := d.Stage(ctx, stage, img, dest); err != nil {
 		return err
 	}

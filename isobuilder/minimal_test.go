@@ -55,7 +55,7 @@ func commitDerived(t *testing.T, d *DerivedISO, out string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit(context.Background(), img, out, false); err != nil {
+	if err := d.Commit(context.Background(), img, out, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -46,6 +46,10 @@ func TestMistypedNamesSuggestTheNearest(t *testing.T) {
 		{[]string{"serve", "urls", "--nodse", "nodes"}, `unknown option --nodse; did you mean --nodes?`},
 		{[]string{"--verison"}, `unknown option --verison; did you mean --version?`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"; run sno-iso --help to list the commands`},
+		{[]string{"serve", "url", "--nodes", "nodes"}, `unknown command "url"; did you mean "urls"?`},
+		{[]string{"serve", "rotate"}, `unknown command "rotate"; did you mean "rotate-secret"?`},
+		{[]string{"serve", "--iso", "rhcos.iso", "--nodes", "nodes", "start"},
+			`unknown command "start"; serve takes no arguments: the ISO goes in --iso and the nodes directory in --nodes (see --help)`},
 		{[]string{"ignition", "embed", "-z", "rhcos.iso"}, `unknown option -z; run sno-iso ignition embed --help to list the options`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -119,7 +123,7 @@ func commandPaths(parent []string, commands []*cli.Command) [][]string {
 
 // TestHelpFitsHundredColumns: every --help reads in a terminal of 100 columns, and prints
 // no default that says nothing (false for an option that is off unless given) or says it
-// the long way (1m0s).
+// the long way (1m0s), and no option whose value is called just "value".
 func TestHelpFitsHundredColumns(t *testing.T) {
 	wantHelpFits(t, snoISO(t), newApp(nil, io.Discard, io.Discard))
 }
@@ -133,13 +137,14 @@ func TestDropInHelpFitsHundredColumns(t *testing.T) {
 func wantHelpFits(t *testing.T, bin string, app *cli.App) {
 	paths := append([][]string{{}}, commandPaths(nil, app.Commands)...)
 	longDuration := regexp.MustCompile(`\(default: [^)]*[0-9][hm]0s\)`)
+	unnamedValue := regexp.MustCompile(`(?m)^\s+-[-a-z0-9]* value\b`)
 	for _, path := range paths {
 		name := strings.Join(append([]string{app.Name}, path...), " ")
 		help := mustRun(t, bin, nil, append(path, "--help")...)
 		if !bytes.Contains(help, []byte(name)) {
 			t.Errorf("%s --help does not name %q:\n%s", name, name, help)
 		}
-		if bytes.Contains(help, []byte("(default: false)")) || longDuration.Match(help) {
+		if bytes.Contains(help, []byte("(default: false)")) || longDuration.Match(help) || unnamedValue.Match(help) {
 			t.Errorf("%s --help:\n%s", name, help)
 		}
 		for i, line := range strings.Split(string(help), "\n") {
@@ -190,6 +195,10 @@ func TestBadValuesSayWhatToGive(t *testing.T) {
 			`--reboot-delay "5" is not a duration: give it a unit, e.g. 5m (or 5s, 5h)`},
 		{[]string{"build", "--iso", iso, "--ignition", ign, "--reboot-delay", "soon"}, 2,
 			`--reboot-delay "soon" is not a duration: a number with a unit, such as 30s, 5m or 1h`},
+		{[]string{"build", "--iso", iso, "--ignition", ign, "--reboot-delay", "90s"}, 2,
+			`--reboot-delay 1m30s is not a whole number of minutes (the reboot is scheduled with shutdown -r +MINUTES); use e.g. 2m`},
+		{[]string{"pxe", "build", "--iso", iso, "--ignition", ign, "--reboot-delay=-1m", "-o", "pxe"}, 2,
+			`--reboot-delay -1m0s is negative`},
 		{[]string{"build", "--iso", iso, "--ignition", ign, "--copy-network=maybe"}, 2,
 			`--copy-network "maybe" is not true or false: give --copy-network to turn it on, --copy-network=false to turn it off`},
 		{[]string{"serve", "--iso", iso, "--nodes", nodes, "--max-concurrent", "many"}, 2, `--max-concurrent "many" is not a whole number`},
@@ -248,6 +257,32 @@ func TestDeviceOutputSaysStream(t *testing.T) {
 		{[]string{"minimal", iso, os.DevNull}, "sno-iso minimal " + iso + " - > " + os.DevNull},
 	} {
 		wantUsageError(t, sno(t, nil, c.args...), os.DevNull+" is a device, not a file: write the image to it as a stream, with "+c.stream)
+	}
+}
+
+// A mistyped device name is refused, not created as a file in /dev (memory) and reported
+// as written.
+func TestMissingDeviceOutputRefused(t *testing.T) {
+	if info, err := os.Stat("/dev"); err != nil || !info.IsDir() {
+		t.Skip("no /dev here")
+	}
+	missing := "/dev/sno-iso-test-no-such-device"
+	t.Cleanup(func() { os.Remove(missing) })
+	dir := t.TempDir()
+	iso := filepath.Join(dir, "rhcos.iso") // never read
+	ign := writeFile(t, filepath.Join(dir, "config.ign"), `{"ignition":{"version":"3.2.0"}}`)
+	for _, c := range []struct {
+		args   []string
+		stream string
+	}{
+		{[]string{"build", "--iso", iso, "--ignition", ign, "-o", missing}, "-o -"},
+		{[]string{"ignition", "embed", "-i", ign, "-o", missing, iso}, "-o -"},
+		{[]string{"minimal", iso, missing}, "sno-iso minimal " + iso + " -"},
+	} {
+		wantUsageError(t, sno(t, nil, c.args...), missing+" does not exist, and sno-iso does not create files in /dev: check the device's name (lsblk lists them) and write the image to it as a stream, with "+c.stream+" > /dev/DEVICE")
+		if _, err := os.Lstat(missing); err == nil {
+			t.Fatalf("sno-iso %v created %s", c.args, missing)
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ func machineconfigCommand() *cli.Command {
 			"is an empty config, so any content counts. spec.config takes a spec version the MCO reads\n" +
 			"(3.0 is translated to 3.1; 3.5 goes down to 3.4 unless it uses what 3.4 lacks).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "role", Usage: "the machine config pool, master or worker", Required: true},
+			&cli.StringFlag{Name: "role", Usage: "the machine config pool `ROLE`: master or worker", Required: true},
 			&cli.StringFlag{Name: "base", Usage: "the default pointer config `FILE` that USER.ign was edited from"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (default: standard output)"},
 			forceFlag("replace an existing output file"),
@@ -73,6 +73,9 @@ func machineconfig(c *cli.Context) error {
 	}
 	out := c.String("output")
 	if out == "" || out == "-" {
+		if err := refuseStdoutInput(c, commandInputs(c, userPath)); err != nil {
+			return err
+		}
 		_, err := c.App.Writer.Write(manifest)
 		return err
 	}
@@ -80,7 +83,7 @@ func machineconfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}); err != nil {
+	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm, Keep: commandInputs(c, userPath)}); err != nil {
 		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",

@@ -159,14 +159,19 @@ func unknownCommand(c *cli.Context) error {
 		return cli.ShowSubcommandHelp(c)
 	}
 	name := c.Args().First()
+	if s := nearestSubcommand(c, name); s != "" {
+		return usagef("unknown command %q; did you mean %q?", name, s)
+	}
+	return usagef("unknown command %q; run %s --help to list the commands", name, c.Command.HelpName)
+}
+
+// nearestSubcommand is the name of c's subcommand nearest to name, or "" when none is near.
+func nearestSubcommand(c *cli.Context, name string) string {
 	var names []string
 	for _, sub := range c.Command.VisibleCommands() {
 		names = append(names, sub.Names()...)
 	}
-	if s := suggest.Nearest(name, names); s != "" {
-		return usagef("unknown command %q; did you mean %q?", name, s)
-	}
-	return usagef("unknown command %q; run %s --help to list the commands", name, c.Command.HelpName)
+	return suggest.Nearest(name, names)
 }
 
 func main() {

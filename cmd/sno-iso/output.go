@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/cheggaaa/pb/v3"
 	"github.com/sno-iso/sno-iso/embed"
@@ -82,6 +84,9 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
 			return err
 		}
+		if err := refuseStdoutInput(c, commandInputs(c, isoPath)); err != nil {
+			return err
+		}
 		opts, done := progress(c, img.Size())
 		defer done()
 		return isobuilder.WriteStream(ctx, img, c.App.Writer, opts)
@@ -91,6 +96,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		// An ISO output may carry an embedded config, which holds the cluster's keys.
 		// coreos-installer's -f replaces what is embedded, never an output file.
 		opts.Force, opts.Perm = c.Bool("force") && !isDropIn(c), isobuilder.SecretPerm
+		opts.Keep = commandInputs(c, isoPath)
 		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }
@@ -122,8 +128,20 @@ func refuseDeviceOutput(out, stream string) error {
 	if out == "" || out == "-" {
 		return nil
 	}
-	if info, err := os.Stat(out); err == nil && info.Mode()&fs.ModeDevice != 0 {
+	info, err := os.Stat(out)
+	if err == nil && info.Mode()&fs.ModeDevice != 0 {
 		return usagef("%s is a device, not a file: write the image to it as a stream, with %s > %s", out, stream, out)
 	}
+	// A mistyped device name would otherwise become a file of the image's size in /dev,
+	// which is memory (devtmpfs), reported as written.
+	if errors.Is(err, fs.ErrNotExist) && inDevDir(out) {
+		return usagef("%s does not exist, and sno-iso does not create files in /dev: check the device's name (lsblk lists them) and write the image to it as a stream, with %s > /dev/DEVICE", out, stream)
+	}
 	return nil
+}
+
+// inDevDir reports whether path lies under /dev, where the system keeps its devices.
+func inDevDir(path string) bool {
+	abs, err := filepath.Abs(path)
+	return err == nil && strings.HasPrefix(filepath.ToSlash(abs), "/dev/")
 }

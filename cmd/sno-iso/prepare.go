@@ -38,12 +38,18 @@ func nodeFlags() []cli.Flag {
 // nodeFileFlags are the node options that name files to read.
 var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile"}
 
-// refuseStandardInput refuses - for a node's input file: a node's inputs are files, read
-// again when serve sees them change and named in messages.
-func refuseStandardInput(c *cli.Context) error {
+// checkNodeFlags refuses, as usage errors naming the flag, what the node options' values
+// alone tell is wrong: - for a node's input file (a node's inputs are files, read again when
+// serve sees them change and named in messages), and a reboot delay shutdown cannot take.
+func checkNodeFlags(c *cli.Context) error {
 	for _, name := range nodeFileFlags {
 		if slices.Contains(c.StringSlice(name), "-") || c.String(name) == "-" {
 			return usagef("--%s -: %s reads files, not standard input; save it to a file and give its path", name, c.Command.HelpName)
+		}
+	}
+	if c.IsSet("reboot-delay") {
+		if err := coreos.ValidateRebootDelay(c.Duration("reboot-delay")); err != nil {
+			return usagef("--reboot-delay %v", err)
 		}
 	}
 	return nil

@@ -67,7 +67,7 @@ func pxeCommand() *cli.Command {
 					&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which DIR will be served"},
 					forceFlag("replace existing files in DIR"),
 				), nodeFlags()...),
-				Before: refuseStandardInput,
+				Before: checkNodeFlags,
 				Action: withLiveISO(pxeBuild),
 			},
 		},
@@ -118,6 +118,9 @@ func pxeIgnitionWrap(c *cli.Context) error {
 		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
 			return err
 		}
+		if err := refuseStdoutInput(c, commandInputs(c)); err != nil {
+			return err
+		}
 		_, err := c.App.Writer.Write(packed)
 		return err
 	}
@@ -125,7 +128,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return existsAdvice(c, isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}))
+	return existsAdvice(c, isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm, Keep: commandInputs(c)}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -181,6 +184,7 @@ func pxeBuild(c *cli.Context) error {
 		return err
 	}
 	defer stage.Abort()
+	stage.Keep(commandInputs(c)...)
 	files := map[string]*os.File{}
 	for _, name := range names {
 		dest := filepath.Join(outDir, name)

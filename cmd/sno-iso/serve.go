@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/sno-iso/sno-iso/node"
@@ -53,7 +54,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` (host:port) only, not with the nodes, over plain HTTP"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through log/slog)"},
 		),
-		Action:      withLiveISO(serveNodes),
+		Action:      refuseServeArguments(withLiveISO(serveNodes)),
 		Subcommands: []*cli.Command{serveURLsCommand(), rotateSecretCommand()},
 	}
 }
@@ -61,10 +62,22 @@ func serveCommand() *cli.Command {
 // defaultListen is all interfaces, as BMCs and nodes must reach the server; serve warns.
 const defaultListen = ":8080"
 
-func serveNodes(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usagef("unknown command %q; serve takes no arguments: the ISO goes in --iso and the nodes directory in --nodes (see --help)", c.Args().First())
+// refuseServeArguments refuses arguments to serve itself before its options are checked, so
+// that a mistyped subcommand (serve url) is named as one, with the nearest subcommand.
+func refuseServeArguments(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() == 0 {
+			return action(c)
+		}
+		name := c.Args().First()
+		if s := nearestSubcommand(c, name); s != "" {
+			return usagef("unknown command %q; did you mean %q?", name, s)
+		}
+		return usagef("unknown command %q; serve takes no arguments: the ISO goes in --iso and the nodes directory in --nodes (see --help)", name)
 	}
+}
+
+func serveNodes(c *cli.Context) error {
 	if !c.IsSet("nodes") {
 		return usagef("%s needs --nodes (see --help)", c.Command.HelpName)
 	}
@@ -129,10 +142,7 @@ func serveNodes(c *cli.Context) error {
 			return err
 		}
 	}
-	where := schemeOf(tlsConfig != nil) + ln.Addr().String()
-	if baseURL != "" {
-		where = baseURL
-	}
+	where := servedURL(ln.Addr(), tlsConfig != nil, baseURL)
 	if c.Bool("open") {
 		fmt.Fprintf(c.App.ErrWriter, "Warning: --open: every node's media, with its cluster's private keys, go to anyone who can reach this server and guess /NODE.iso\n")
 	}
@@ -140,10 +150,29 @@ func serveNodes(c *cli.Context) error {
 	if !c.Bool("open") {
 		fmt.Fprintf(c.App.ErrWriter, "Each node's URLs: sno-iso serve urls --nodes %s --base-url %s\n", c.String("nodes"), where)
 	}
+	if strings.Contains(where, "HOST:") {
+		fmt.Fprintf(c.App.ErrWriter, "(HOST: this machine's name or address as the BMCs and nodes reach it)\n")
+	}
 	if baseURL == "" {
 		fmt.Fprintf(c.App.ErrWriter, "Note: without --base-url, boot.ipxe names the address each request was sent to, and minimal ISOs need output.rootfsURL in their sno.yaml\n")
 	}
 	return srv.Serve(c.Context, ln)
+}
+
+// servedURL is the URL the start-up lines give for the server: --base-url, else the address
+// it listens on. Listening on every interface, it has no one address: HOST stands where the
+// machine's own goes, rather than [::], which no BMC can reach.
+func servedURL(addr net.Addr, tls bool, baseURL string) string {
+	if baseURL != "" {
+		return baseURL
+	}
+	if u := listenURL(addr, tls); u != "" {
+		return u
+	}
+	if _, port, err := net.SplitHostPort(addr.String()); err == nil {
+		return schemeOf(tls) + "HOST:" + port
+	}
+	return schemeOf(tls) + addr.String()
 }
 
 // listenURL is the server's URL when it listens on one address; "" when it listens on all,

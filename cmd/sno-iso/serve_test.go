@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -360,4 +361,24 @@ func TestServeOpen(t *testing.T) {
 		t.Error("serve --open wrote a secret")
 	}
 	s.stop(t)
+}
+
+// The start-up lines never offer [::] or 0.0.0.0 as the server's URL: no BMC reaches it.
+func TestServedURL(t *testing.T) {
+	for _, c := range []struct {
+		addr    net.Addr
+		tls     bool
+		baseURL string
+		want    string
+	}{
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, false, "", "http://HOST:8080"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8443}, true, "", "https://HOST:8443"},
+		{&net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8080}, false, "", "http://192.0.2.1:8080"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 80}, false, "", "http://[::1]:80"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, false, "https://sno.example", "https://sno.example"},
+	} {
+		if got := servedURL(c.addr, c.tls, c.baseURL); got != c.want {
+			t.Errorf("servedURL(%v, tls %v, %q) = %q, want %q", c.addr, c.tls, c.baseURL, got, c.want)
+		}
+	}
 }

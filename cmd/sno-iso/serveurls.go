@@ -37,7 +37,7 @@ func checkNodesDir(c *cli.Context) error {
 }
 
 func secretFileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "secret-file", Usage: "the secret of the capability URLs, only read (a mounted Kubernetes Secret; default: NODES/" + serve.SecretFileName + ")"}
+	return &cli.StringFlag{Name: "secret-file", Usage: "read the secret of the capability URLs from `FILE`, never writing it (a mounted Kubernetes Secret; default: NODES/" + serve.SecretFileName + ")"}
 }
 
 func serveURLsCommand() *cli.Command {

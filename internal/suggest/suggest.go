@@ -7,13 +7,19 @@ import "strings"
 // maxDistance is the most edits a suggestion may be away: two typos, or a swap and a typo.
 const maxDistance = 2
 
+// minPrefix is the shortest beginning of a name that Nearest takes for the whole name.
+const minPrefix = 3
+
 // Nearest returns the candidate closest to name: one equal to it up to case, else the one
 // fewest edits away (a swap of neighbouring letters counts as one edit), provided it is at
 // most two edits away and fewer than half of name's letters: a short name is too easy to be
-// near by chance. It returns "" when nothing is close; ties go to the earlier candidate.
+// near by chance. Failing that, the only candidate that name begins (rotate for
+// rotate-secret), when name has at least three letters. It returns "" when nothing is
+// close; ties go to the earlier candidate.
 func Nearest(name string, candidates []string) string {
 	lower := strings.ToLower(name)
 	best, bestDistance := "", min(maxDistance+1, (len(name)+1)/2)
+	var extensions []string
 	for _, c := range candidates {
 		if strings.EqualFold(c, name) {
 			return c
@@ -21,6 +27,12 @@ func Nearest(name string, candidates []string) string {
 		if d := distance(lower, strings.ToLower(c)); d < bestDistance {
 			best, bestDistance = c, d
 		}
+		if len(name) >= minPrefix && strings.HasPrefix(strings.ToLower(c), lower) {
+			extensions = append(extensions, c)
+		}
+	}
+	if best == "" && len(extensions) == 1 {
+		return extensions[0]
 	}
 	return best
 }

@@ -26,6 +26,12 @@ func TestNearest(t *testing.T) {
 		{"abcdef", []string{"badcef"}, "badcef"}, // two swaps in six are two typos
 		{"abcde", []string{"vwxyz"}, ""},         // five edits
 		{"", commands, ""},
+		{"rotate", []string{"urls", "rotate-secret"}, "rotate-secret"},      // the only name it begins
+		{"Rotate", []string{"urls", "rotate-secret"}, "rotate-secret"},      // in any case
+		{"in", commands, ""},                                                // too short to stand for a name
+		{"ins", []string{"inspect", "install-config"}, ""},                  // begins two
+		{"live-karg", []string{"live-karg-append", "live-karg-delete"}, ""}, // begins two
+		{"inspectt", []string{"inspect", "inspectttttt"}, "inspect"},        // an edit is nearer
 	} {
 		if got := Nearest(c.name, c.candidates); got != c.want {
 			t.Errorf("Nearest(%q) = %q, want %q", c.name, got, c.want)
