@@ -71,7 +71,7 @@ func dropInCommands() []*cli.Command {
 			deprecated("embed", "ignition embed", &cli.Command{
 				ArgsUsage: "ISO",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config to embed [default: stdin]"},
+					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config `path` to embed [default: stdin]"},
 					dropInForce("Overwrite an existing Ignition config"),
 					dropInOutput(),
 				},
@@ -85,7 +85,7 @@ func dropInCommands() []*cli.Command {
 					Name: "embed", Usage: "Embed an Ignition config in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
 						dropInForce("Overwrite an existing Ignition config"),
-						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config to embed [default: stdin]"},
+						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config `path` to embed [default: stdin]"},
 						dropInOutput(),
 					},
 					Action: func(c *cli.Context) error { return embedIgnitionFrom(c, readIgnitionUnvalidated) },
@@ -98,14 +98,14 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "embed", Usage: "Embed network settings in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
-						&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile to embed", Required: true},
+						&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile `path` to embed", Required: true},
 						dropInForce("Overwrite existing network settings"),
 						dropInOutput(),
 					},
 					Action: networkEmbed,
 				},
 				{Name: "extract", Usage: "Extract embedded network settings from an ISO image", ArgsUsage: "ISO",
-					Flags:  []cli.Flag{&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "Extract to directory instead of stdout"}},
+					Flags:  []cli.Flag{&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "Extract to directory `path` instead of stdout"}},
 					Action: networkExtract},
 				{Name: "remove", Usage: "Remove existing network settings from an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{dropInOutput()}, Action: networkRemove},
@@ -114,9 +114,9 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "modify", Usage: "Modify kernel args in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
-						&cli.StringSliceFlag{Name: "append", Aliases: []string{"a"}, Usage: "Kernel argument to append"},
-						&cli.StringSliceFlag{Name: "delete", Aliases: []string{"d"}, Usage: "Kernel argument to delete"},
-						&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "Kernel argument to replace, as KARG=OLDVAL=NEWVAL"},
+						&cli.StringSliceFlag{Name: "append", Aliases: []string{"a"}, Usage: "Kernel argument `KARG` to append"},
+						&cli.StringSliceFlag{Name: "delete", Aliases: []string{"d"}, Usage: "Kernel argument `KARG` to delete"},
+						&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "Kernel argument `KARG`=OLDVAL=NEWVAL to replace"},
 						dropInOutput(),
 					},
 					Action: modifyKargs,
@@ -129,7 +129,7 @@ func dropInCommands() []*cli.Command {
 			}},
 			{Name: "extract", Usage: "Commands to extract files from a CoreOS live ISO image", Subcommands: []*cli.Command{
 				{Name: "pxe", Usage: "Extract PXE files from an ISO image", ArgsUsage: "ISO",
-					Flags:  []cli.Flag{&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Value: ".", Usage: "Output directory"}},
+					Flags:  []cli.Flag{&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Value: ".", Usage: "Output directory `path`"}},
 					Action: pxeExtract},
 				{
 					Name: "minimal-iso", Usage: "Extract a minimal ISO from a CoreOS live ISO image", ArgsUsage: "ISO [OUTPUT_ISO]",
@@ -149,8 +149,8 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "wrap", Usage: "Wrap an Ignition config in an initrd image",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config to wrap [default: stdin]"},
-						&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write to a file instead of stdout"},
+						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config `path` to wrap [default: stdin]"},
+						&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write to file `path` instead of stdout"},
 					},
 					Action: pxeIgnitionWrap,
 				},
@@ -178,7 +178,7 @@ func dropInCommands() []*cli.Command {
 }
 
 func dropInOutput() cli.Flag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write ISO to a new output file (- for stdout)"}
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write ISO to a new output `path` (- for stdout)"}
 }
 
 // dropInForce is coreos-installer's -f: it replaces what the ISO embeds, never an output file.
