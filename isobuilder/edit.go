@@ -2,6 +2,7 @@ package isobuilder
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/sno-iso/sno-iso/embed"
@@ -13,9 +14,8 @@ import (
 
 var (
 	// ErrNoNetworkSupport says that the ISO's live initramfs would ignore embedded network
-	// keyfiles: its coreos/features.json lacks live-initrd-network.
-	ErrNoNetworkSupport = errors.New("this OS image does not support customizing network settings " +
-		"(its coreos/features.json lacks live-initrd-network, so the live system would ignore the keyfiles)")
+	// keyfiles; RequireNetworkSupport's error wraps it with the reason.
+	ErrNoNetworkSupport = errors.New("this OS image does not support customizing network settings")
 	// ErrHasIgnition says that the ISO already embeds an Ignition config to replace.
 	ErrHasIgnition = errors.New("this ISO already has an embedded Ignition config")
 	// ErrHasKeyfiles says that the ISO already embeds network keyfiles to replace.
@@ -27,13 +27,17 @@ var (
 	ErrNoKeyfiles = errors.New("No embedded network settings")
 )
 
-// RequireNetworkSupport returns ErrNoNetworkSupport for ISOs whose live initramfs would
-// ignore embedded keyfiles.
+// RequireNetworkSupport returns an error wrapping ErrNoNetworkSupport, with the reason, for
+// ISOs whose live initramfs would ignore embedded keyfiles.
 func (l *LiveISO) RequireNetworkSupport() error {
-	if features, _ := l.Features(); features.LiveInitrdNetwork {
+	features, found := l.Features()
+	switch {
+	case features.LiveInitrdNetwork:
 		return nil
+	case !found:
+		return fmt.Errorf("%w (the ISO has no coreos/features.json: it predates network support, so the live system would ignore the keyfiles)", ErrNoNetworkSupport)
 	}
-	return ErrNoNetworkSupport
+	return fmt.Errorf("%w (its coreos/features.json lacks live-initrd-network, so the live system would ignore the keyfiles)", ErrNoNetworkSupport)
 }
 
 // EmbeddedIgnition returns the embedded Ignition config exactly as stored, or ErrNoIgnition.

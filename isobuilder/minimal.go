@@ -43,7 +43,7 @@ type MinimalOptions struct {
 // carry quotes, '$' or '\' through to the kernel.
 func CheckRootfsURL(url string) error {
 	if strings.IndexFunc(url, unicode.IsSpace) >= 0 {
-		return fmt.Errorf("forbidden whitespace found in rootfs URL '%s'; percent-encode it as %%20", url)
+		return fmt.Errorf("rootfs URL: forbidden whitespace found in '%s'; percent-encode it (a space is %%20)", url)
 	}
 	if i := strings.IndexAny(url, "\"'$\\"); i >= 0 {
 		return fmt.Errorf("rootfs URL '%s' contains %q, which the bootloaders do not pass to the kernel intact; percent-encode it", url, url[i])

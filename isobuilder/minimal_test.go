@@ -165,7 +165,7 @@ func TestMinimalFromMinisoRefuses(t *testing.T) {
 		opts  MinimalOptions
 		want  string
 	}{
-		{"whitespace in URL", nil, MinimalOptions{RootfsURL: "http://a b/"}, "forbidden whitespace found in rootfs URL 'http://a b/'"},
+		{"whitespace in URL", nil, MinimalOptions{RootfsURL: "http://a b/"}, "forbidden whitespace found in 'http://a b/'"},
 		{"quote in URL", nil, MinimalOptions{RootfsURL: `http://a/"b`}, "percent-encode it"},
 		{"embedded Ignition", func(*testing.T) []Patch {
 			return []Patch{{Offset: l.ignition.Offset, Data: []byte{1}}}

@@ -30,10 +30,12 @@ func helpArgs(app *cli.App, args []string) []string {
 
 // intersperse moves the options of the command named by args in front of its positional
 // arguments, so that `ignition embed rhcos.iso -i config.ign` works as it does with
-// coreos-installer; urfave/cli stops reading options at the first positional argument.
-func intersperse(app *cli.App, args []string) []string {
+// coreos-installer; urfave/cli stops reading options at the first positional argument. Each
+// option is spelt long (see spellOption), and one that takes a single value, or none, given
+// twice is a usage error, as coreos-installer's parser has it: the last would silently win.
+func intersperse(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	commands, flags := app.Commands, app.Flags
 	i := 1
@@ -46,6 +48,7 @@ func intersperse(app *cli.App, args []string) []string {
 	}
 	out := append([]string{}, args[:i]...)
 	var positional []string
+	given := map[cli.Flag]bool{}
 	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -53,11 +56,15 @@ func intersperse(app *cli.App, args []string) []string {
 			positional = append(positional, args[i+1:]...)
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
-			out = append(out, canonicalFlag(flags, a))
-			if takesValue(flags, a) && i+1 < len(args) {
-				i++
-				out = append(out, args[i])
+			spelt, named, took := spellOption(flags, a, args[i+1:])
+			for _, f := range named {
+				if given[f] && !isSliceFlag(f) {
+					return nil, usagef("%s cannot be used multiple times; give it once", flagNames(f))
+				}
+				given[f] = true
 			}
+			out = append(out, spelt...)
+			i += took
 		default:
 			positional = append(positional, a)
 		}
@@ -65,22 +72,69 @@ func intersperse(app *cli.App, args []string) []string {
 	if len(positional) > 0 {
 		out = append(out, "--")
 	}
-	return append(out, positional...)
+	return append(out, positional...), nil
 }
 
-// canonicalFlag spells the option arg (e.g. "-k", "--keyfile=x") by its long name, so that a
-// repeated option may mix its forms (-k a --keyfile b), which urfave/cli refuses and
-// coreos-installer accepts. Combined short options and unknown ones are kept as they are.
-func canonicalFlag(flags []cli.Flag, arg string) string {
-	name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-	f := findFlag(flags, name)
-	if f == nil || f.Names()[0] == name {
-		return arg
+// spellOption spells the option argument arg by long names, so that a repeated option may mix
+// its forms (-k a --keyfile b), which urfave/cli refuses and coreos-installer accepts, and
+// reads short options as coreos-installer's parser does: combined (-fi config.ign), the last
+// taking its value from the rest of the argument (-ficonfig.ign, -o-) or from the next one.
+// It returns the arguments for urfave/cli, the options named, and how many arguments of next
+// it took as a value. An option named whole (-i, --output=x, or a long name after one dash,
+// which Go's flag package allows) is left one option; an unknown short option in a
+// combination ends it as -x, for the parser to report as unknown.
+func spellOption(flags []cli.Flag, arg string, next []string) (spelt []string, named []cli.Flag, took int) {
+	name := strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-")
+	whole, value, hasValue := strings.Cut(name, "=")
+	if f := findFlag(flags, whole); f != nil {
+		long := "--" + f.Names()[0]
+		if hasValue {
+			return []string{long + "=" + value}, []cli.Flag{f}, 0
+		}
+		if flagTakesValue(f) && len(next) > 0 {
+			return []string{long, next[0]}, []cli.Flag{f}, 1
+		}
+		return []string{long}, []cli.Flag{f}, 0
 	}
-	if hasValue {
-		return "--" + f.Names()[0] + "=" + value
+	if strings.HasPrefix(arg, "--") {
+		return []string{arg}, nil, 0
 	}
-	return "--" + f.Names()[0]
+	for j, r := range name {
+		f := findFlag(flags, string(r))
+		if f == nil {
+			return append(spelt, "-"+string(r)), named, 0
+		}
+		long := "--" + f.Names()[0]
+		named = append(named, f)
+		if !flagTakesValue(f) {
+			spelt = append(spelt, long)
+			continue
+		}
+		// A known short option is one ASCII byte: the rest of the argument follows it.
+		if rest := name[j+1:]; rest != "" {
+			return append(spelt, long+"="+strings.TrimPrefix(rest, "=")), named, 0
+		}
+		if len(next) > 0 {
+			return append(spelt, long, next[0]), named, 1
+		}
+		return append(spelt, long), named, 0
+	}
+	return spelt, named, 0
+}
+
+// flagNames spells an option's names as an error names it: --output (-o).
+func flagNames(f cli.Flag) string {
+	names := f.Names()
+	s := optionName(names[0])
+	for _, alias := range names[1:] {
+		s += " (" + optionName(alias) + ")"
+	}
+	return s
+}
+
+func isSliceFlag(f cli.Flag) bool {
+	s, ok := f.(cli.DocGenerationSliceFlag)
+	return ok && s.IsSliceFlag()
 }
 
 func findCommand(commands []*cli.Command, name string) *cli.Command {
@@ -90,25 +144,6 @@ func findCommand(commands []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
-}
-
-// takesValue reports whether the option arg (e.g. "-i", "--output", "-fi") consumes the next
-// argument as its value.
-func takesValue(flags []cli.Flag, arg string) bool {
-	if strings.Contains(arg, "=") {
-		return false
-	}
-	name := strings.TrimLeft(arg, "-")
-	if f := findFlag(flags, name); f != nil {
-		return flagTakesValue(f)
-	}
-	// Combined short options such as -fi: only the last one may take a value.
-	if !strings.HasPrefix(arg, "--") && len(name) > 1 {
-		if f := findFlag(flags, name[len(name)-1:]); f != nil {
-			return flagTakesValue(f)
-		}
-	}
-	return false
 }
 
 func findFlag(flags []cli.Flag, name string) cli.Flag {

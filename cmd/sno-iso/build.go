@@ -39,7 +39,7 @@ func build(c *cli.Context) error {
 		return err
 	}
 	if c.IsSet("rootfs-url") {
-		if err := checkRootfsURLFlag(c.String("rootfs-url")); err != nil {
+		if err := checkRootfsURLFlag(c, c.String("rootfs-url")); err != nil {
 			return err
 		}
 	}

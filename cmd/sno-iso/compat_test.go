@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ func TestCoreOSInstallerPhrases(t *testing.T) {
 		// sno and dropIn are the refused command in each spelling; nil where that spelling
 		// does not refuse the case.
 		sno, dropIn []string
+		// terminal runs the command with a terminal as standard output.
+		terminal bool
 	}{
 		{name: "embed twice", phrase: "already has an embedded Ignition config", fixture: "embed-areas-2023-07.x86_64.iso",
 			prepare: []string{"ignition", "embed", "-i", "CFG", "ISO"},
@@ -65,6 +68,12 @@ func TestCoreOSInstallerPhrases(t *testing.T) {
 			sno: []string{"kargs", "modify", "-a", "foo", "-o", "OUT", "ISO"}, dropIn: []string{"iso", "kargs", "modify", "-a", "foo", "-o", "OUT", "ISO"}},
 		{name: "keyfiles on RHCOS 4.7", phrase: "does not support customizing network settings", fixture: "embed-areas-2021-01.iso",
 			sno: []string{"network", "embed", "-k", "KEY", "ISO"}, dropIn: []string{"iso", "network", "embed", "-k", "KEY", "ISO"}},
+		{name: "ISO to a terminal", phrase: "Refusing to write binary data to terminal", fixture: "embed-areas-2023-07.x86_64.iso", terminal: true,
+			sno: []string{"ignition", "embed", "-i", "CFG", "-o", "-", "ISO"}, dropIn: []string{"iso", "ignition", "embed", "-i", "CFG", "-o", "-", "ISO"}},
+		{name: "minimal ISO to a terminal", phrase: "Refusing to write binary data to terminal", fixture: "embed-areas-2023-07.x86_64.iso", terminal: true,
+			sno: []string{"minimal", "ISO", "-"}, dropIn: []string{"iso", "extract", "minimal-iso", "ISO"}},
+		{name: "initrd to a terminal", phrase: "Refusing to write binary data to terminal", fixture: "embed-areas-2023-07.x86_64.iso", terminal: true,
+			sno: []string{"pxe", "ignition", "wrap", "-i", "CFG"}, dropIn: []string{"pxe", "ignition", "wrap", "-i", "CFG"}},
 		// sno-iso minimal rebuilds such an ISO instead; only coreos-installer's command refuses.
 		{name: "minimal without miniso.dat", phrase: "does not support extracting a minimal ISO", fixture: "embed-areas-2021-01.iso",
 			dropIn: []string{"iso", "extract", "minimal-iso", "ISO", "OUT"}},
@@ -104,7 +113,11 @@ func TestCoreOSInstallerPhrases(t *testing.T) {
 					args = append(args, expand.Replace(a))
 				}
 				before := fileSHA(t, iso)
-				r := runBinary(t, spelling.bin, "", nil, args...)
+				cmd := exec.Command(spelling.bin, args...)
+				if c.terminal {
+					_, cmd.Stdout = openPTY(t)
+				}
+				r := runSno(t, cmd)
 				msg := strings.TrimSuffix(strings.TrimPrefix(string(r.stderr), "Error: "), "\n")
 				switch {
 				case r.code != 1:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -45,6 +46,16 @@ func newDropInApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app.Description = "This is sno-iso run through a link named coreos-installer. It accepts coreos-installer's\n" +
 		"command lines for " + dropInProvides + ";\nfor any other, run coreos-installer itself."
 	app.Commands = dropInCommands()
+	// clap's -V, --version, which prints "coreos-installer VERSION": urfave/cli's is -v.
+	app.HideVersion = true
+	app.Flags = []cli.Flag{&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version", DisableDefaultText: true}}
+	app.Before = func(c *cli.Context) error {
+		if !c.Bool("version") {
+			return nil
+		}
+		fmt.Fprintln(c.App.Writer, dropInVersionLine())
+		return exitStatus(0)
+	}
 	setUsageErrorHandler(app.Commands)
 	setDefaultTexts(app.Commands)
 	return app
@@ -60,7 +71,7 @@ func dropInCommands() []*cli.Command {
 			deprecated("embed", "ignition embed", &cli.Command{
 				ArgsUsage: "ISO",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config to embed [default: stdin]"},
+					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config `path` to embed [default: stdin]"},
 					dropInForce("Overwrite an existing Ignition config"),
 					dropInOutput(),
 				},
@@ -74,7 +85,7 @@ func dropInCommands() []*cli.Command {
 					Name: "embed", Usage: "Embed an Ignition config in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
 						dropInForce("Overwrite an existing Ignition config"),
-						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config to embed [default: stdin]"},
+						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config `path` to embed [default: stdin]"},
 						dropInOutput(),
 					},
 					Action: func(c *cli.Context) error { return embedIgnitionFrom(c, readIgnitionUnvalidated) },
@@ -87,14 +98,14 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "embed", Usage: "Embed network settings in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
-						&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile to embed", Required: true},
+						&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile `path` to embed", Required: true},
 						dropInForce("Overwrite existing network settings"),
 						dropInOutput(),
 					},
 					Action: networkEmbed,
 				},
 				{Name: "extract", Usage: "Extract embedded network settings from an ISO image", ArgsUsage: "ISO",
-					Flags:  []cli.Flag{&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "Extract to directory instead of stdout"}},
+					Flags:  []cli.Flag{&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "Extract to directory `path` instead of stdout"}},
 					Action: networkExtract},
 				{Name: "remove", Usage: "Remove existing network settings from an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{dropInOutput()}, Action: networkRemove},
@@ -103,9 +114,9 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "modify", Usage: "Modify kernel args in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
-						&cli.StringSliceFlag{Name: "append", Aliases: []string{"a"}, Usage: "Kernel argument to append"},
-						&cli.StringSliceFlag{Name: "delete", Aliases: []string{"d"}, Usage: "Kernel argument to delete"},
-						&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "Kernel argument to replace, as `KARG=OLDVAL=NEWVAL`"},
+						&cli.StringSliceFlag{Name: "append", Aliases: []string{"a"}, Usage: "Kernel argument `KARG` to append"},
+						&cli.StringSliceFlag{Name: "delete", Aliases: []string{"d"}, Usage: "Kernel argument `KARG` to delete"},
+						&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "Kernel argument `KARG`=OLDVAL=NEWVAL to replace"},
 						dropInOutput(),
 					},
 					Action: modifyKargs,
@@ -118,7 +129,7 @@ func dropInCommands() []*cli.Command {
 			}},
 			{Name: "extract", Usage: "Commands to extract files from a CoreOS live ISO image", Subcommands: []*cli.Command{
 				{Name: "pxe", Usage: "Extract PXE files from an ISO image", ArgsUsage: "ISO",
-					Flags:  []cli.Flag{&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Value: ".", Usage: "Output directory"}},
+					Flags:  []cli.Flag{&cli.StringFlag{Name: "output-dir", Aliases: []string{"o"}, Value: ".", Usage: "Output directory `path`"}},
 					Action: pxeExtract},
 				{
 					Name: "minimal-iso", Usage: "Extract a minimal ISO from a CoreOS live ISO image", ArgsUsage: "ISO [OUTPUT_ISO]",
@@ -138,8 +149,8 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "wrap", Usage: "Wrap an Ignition config in an initrd image",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config to wrap [default: stdin]"},
-						&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write to a file instead of stdout"},
+						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config `path` to wrap [default: stdin]"},
+						&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write to file `path` instead of stdout"},
 					},
 					Action: pxeIgnitionWrap,
 				},
@@ -167,7 +178,7 @@ func dropInCommands() []*cli.Command {
 }
 
 func dropInOutput() cli.Flag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write ISO to a new output file (- for stdout)"}
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write ISO to a new output `path` (- for stdout)"}
 }
 
 // dropInForce is coreos-installer's -f: it replaces what the ISO embeds, never an output file.
@@ -233,6 +244,53 @@ func extractMinimalISO(c *cli.Context) error {
 	return writeMinimal(c, c.Args().First(), out, func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
 		return iso.MinimalFromMiniso(ctx, dir, opts)
 	})
+}
+
+// dropInSpellings spells the sno-iso commands that errors and notes suggest as
+// coreos-installer spells them, where it has them. Patterns are tried in this order at each
+// place, so the first keeps `sno-iso minimal ISO OUT`, which rebuilds a minimal ISO as
+// coreos-installer cannot, while its stream form becomes extract minimal-iso's.
+var dropInSpellings = strings.NewReplacer(
+	"`sno-iso minimal ISO OUT`", "`sno-iso minimal ISO OUT`",
+	"`sno-iso reset` (or `coreos-installer iso reset`)", "`coreos-installer iso reset`",
+	"sno-iso minimal ", "coreos-installer iso extract minimal-iso ",
+	"sno-iso reset", "coreos-installer iso reset",
+	"sno-iso ignition ", "coreos-installer iso ignition ",
+	"sno-iso kargs ", "coreos-installer iso kargs ",
+	"sno-iso network ", "coreos-installer iso network ",
+	"sno-iso pxe extract", "coreos-installer iso extract pxe",
+	"sno-iso pxe ignition ", "coreos-installer pxe ignition ",
+)
+
+// spellCommands is text, an error or a note for the user, with the sno-iso commands it
+// suggests spelt as the program was run: coreos-installer's where the drop-in runs.
+func spellCommands(app *cli.App, text string) string {
+	if app.Name != dropInName {
+		return text
+	}
+	return dropInSpellings.Replace(text)
+}
+
+// printWritten prints the paths of the files written into dir, one a line: cleaned, as
+// filepath.Join gives them, for sno-iso; for coreos-installer, as its Path::join gives them,
+// DIR/NAME unnormalized (./NAME in the default ., ./d/NAME for ./d/), for the scripts that
+// compare them.
+func printWritten(c *cli.Context, dir string, written []string) {
+	for _, p := range written {
+		if isDropIn(c) {
+			p = joinUnnormalized(dir, filepath.Base(p))
+		}
+		fmt.Fprintln(c.App.Writer, p)
+	}
+}
+
+// joinUnnormalized appends name to dir as Rust's Path::join does: with a separator unless dir
+// is empty or already ends with one.
+func joinUnnormalized(dir, name string) string {
+	if dir == "" || os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // existsAdvice is forceAdvice for the commands both spellings share: coreos-installer has no

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -372,5 +373,233 @@ func TestDropInName(t *testing.T) {
 		if got := isDropInName(arg0); got != want {
 			t.Errorf("isDropInName(%q) = %v, want %v", arg0, got, want)
 		}
+	}
+}
+
+// TestShortOptionValues: a value may follow its short option in the same argument, alone
+// (-iconfig.ign, -afoo, -o-) or after combined flags (-ficonfig.ign), as coreos-installer's
+// parser takes it, in both spellings; an unknown short option is named as given.
+func TestShortOptionValues(t *testing.T) {
+	s := newSpellings(t, "embed-areas-2023-07.x86_64.iso")
+	in := t.TempDir()
+	first := writeTestFile(t, in, "first.ign", []byte(smallConfig))
+	const secondConfig = `{"ignition":{"version":"3.2.0"},"storage":{}}` + "\n"
+	second := writeTestFile(t, in, "second.ign", []byte(secondConfig))
+	s.step(nil, []string{"ignition", "embed", "-i" + first, "rhcos.iso"}, []string{"iso", "ignition", "embed", "-i" + first, "rhcos.iso"})
+	s.step(nil, []string{"ignition", "embed", "rhcos.iso", "-fi" + second}, []string{"iso", "ignition", "embed", "rhcos.iso", "-fi" + second})
+	if got := s.step(nil, []string{"ignition", "show", "rhcos.iso"}, []string{"iso", "ignition", "show", "rhcos.iso"}); string(got) != secondConfig {
+		t.Errorf("after -fi%s, show = %q", second, got)
+	}
+	s.step(nil, []string{"kargs", "modify", "-afoo", "-a=bar", "rhcos.iso"}, []string{"iso", "kargs", "modify", "-afoo", "-a=bar", "rhcos.iso"})
+	if got := s.step(nil, []string{"kargs", "show", "rhcos.iso"}, []string{"iso", "kargs", "show", "rhcos.iso"}); !strings.HasSuffix(string(got), " foo bar\n") {
+		t.Errorf("after -afoo -a=bar, kargs show = %q", got)
+	}
+	stream := s.step(nil, []string{"reset", "-o-", "rhcos.iso"}, []string{"iso", "reset", "-o-", "rhcos.iso"})
+	if bytesSHA(stream) != s.pristine {
+		t.Error("reset -o- did not write the pristine ISO to standard output")
+	}
+	for _, bin := range []string{snoISO(t), s.ci} {
+		args := []string{"ignition", "embed", "-fxi" + first, s.snoISO}
+		if bin == s.ci {
+			args = append([]string{"iso"}, args...)
+		}
+		r := runBinary(t, bin, "", nil, args...)
+		if r.code != 2 || !strings.HasPrefix(string(r.stderr), "Error: unknown option -x;") {
+			t.Errorf("%s %q: exit %d, stderr %q; want exit 2 naming -x", filepath.Base(bin), args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestRepeatedOptionsRefused: an option that takes one value, or none, given twice is a usage
+// error naming it, as with coreos-installer, rather than the last silently winning; options
+// that take a list may repeat.
+func TestRepeatedOptionsRefused(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	pristine := fileSHA(t, iso)
+	in := t.TempDir()
+	a := writeTestFile(t, in, "a.ign", []byte(smallConfig))
+	b := writeTestFile(t, in, "b.ign", []byte(smallConfig))
+	ci := dropInBinary(t)
+	for _, c := range []struct {
+		args []string // sno-iso's; the drop-in's have "iso" in front
+		want string
+	}{
+		{[]string{"ignition", "embed", "-i", a, "-i", b, iso}, "--ignition-file (-i) cannot be used multiple times; give it once"},
+		{[]string{"ignition", "embed", "--ignition-file=" + a, iso, "-i" + b}, "--ignition-file (-i) cannot be used multiple times; give it once"},
+		{[]string{"ignition", "embed", "-i", a, "-ff", iso}, "--force (-f) cannot be used multiple times; give it once"},
+		{[]string{"kargs", "modify", "-a", "x", "-o", "-", "--output", "-", iso}, "--output (-o) cannot be used multiple times; give it once"},
+	} {
+		for _, run := range []struct {
+			bin  string
+			args []string
+		}{{snoISO(t), c.args}, {ci, append([]string{"iso"}, c.args...)}} {
+			r := runBinary(t, run.bin, "", nil, run.args...)
+			if got := strings.TrimSuffix(string(r.stderr), "\n"); r.code != 2 || got != "Error: "+c.want {
+				t.Errorf("%s %q: exit %d, stderr %q; want exit 2, %q", filepath.Base(run.bin), run.args, r.code, got, "Error: "+c.want)
+			}
+		}
+	}
+	if fileSHA(t, iso) != pristine {
+		t.Fatal("a refused command changed the ISO")
+	}
+	// A list option repeats, in either form.
+	keyfiles := t.TempDir()
+	k1 := writeTestFile(t, keyfiles, "k1.nmconnection", []byte("[connection]\nid=k1\n"))
+	k2 := writeTestFile(t, keyfiles, "k2.nmconnection", []byte("[connection]\nid=k2\n"))
+	out := mustRun(t, ci, nil, "iso", "network", "embed", "-k", k1, "--keyfile", k2, "-o", "-", iso)
+	if len(out) == 0 {
+		t.Error("network embed -k -k --keyfile wrote nothing")
+	}
+}
+
+// TestDropInVersion: -V and --version print "coreos-installer VERSION" first, as clap does for
+// scripts that take the second word, with sno-iso's version; sno-iso's own line is unchanged.
+func TestDropInVersion(t *testing.T) {
+	ci := dropInBinary(t)
+	own := strings.Fields(string(mustSno(t, nil, "--version")))
+	if len(own) < 3 || own[0] != "sno-iso" || own[1] != "version" {
+		t.Fatalf("sno-iso --version = %q", own)
+	}
+	for _, flag := range []string{"-V", "--version"} {
+		out := string(mustRun(t, ci, nil, flag))
+		fields := strings.Fields(out)
+		if strings.Count(out, "\n") != 1 || len(fields) < 3 || fields[0] != "coreos-installer" || fields[1] != own[2] ||
+			!strings.HasPrefix(fields[2], "(sno-iso") || !strings.HasSuffix(out, ")\n") {
+			t.Errorf("coreos-installer %s printed %q; want \"coreos-installer %s (sno-iso, ...)\"", flag, out, own[2])
+		}
+	}
+	// clap has no -v.
+	if r := runBinary(t, ci, "", nil, "-v"); r.code != 2 {
+		t.Errorf("coreos-installer -v: exit %d, want 2", r.code)
+	}
+}
+
+// TestDropInMissingSubcommand: without a subcommand, coreos-installer prints its help on
+// standard error and exits 2, as clap does; --help prints it on standard output. sno-iso's own
+// spelling prints the help on standard output and succeeds.
+func TestDropInMissingSubcommand(t *testing.T) {
+	ci := dropInBinary(t)
+	for _, args := range [][]string{{}, {"iso"}, {"iso", "ignition"}, {"pxe", "ignition"}, {"dev", "show"}} {
+		r := runBinary(t, ci, "", nil, args...)
+		name := strings.Join(append([]string{"coreos-installer"}, args...), " ")
+		if r.code != 2 || len(r.stdout) != 0 || !strings.Contains(string(r.stderr), "USAGE:\n   "+name+" ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want its help on standard error and exit 2", name, r.code, r.stdout, r.stderr)
+		}
+		help := mustRun(t, ci, nil, append(args, "--help")...)
+		if !strings.Contains(string(help), "USAGE:\n   "+name+" ") {
+			t.Errorf("%s --help printed %q", name, help)
+		}
+	}
+	if out := mustSno(t, nil, "ignition"); !strings.Contains(string(out), "USAGE:\n   sno-iso ignition ") {
+		t.Errorf("sno-iso ignition printed %q", out)
+	}
+}
+
+// TestDropInRootfsURL: coreos-installer takes any --rootfs-url but one with whitespace (or,
+// here, what the bootloaders would cut it at), refused with its words and exit 1; one the live
+// system cannot fetch is written with a warning. sno-iso's own minimal refuses both (see
+// TestRootfsURLMustBeHTTP).
+func TestDropInRootfsURL(t *testing.T) {
+	ci := dropInBinary(t)
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	dir := t.TempDir()
+	for _, url := range []string{"192.0.2.1/rootfs.img", "ftp://192.0.2.1/rootfs.img"} {
+		out := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(url)+".iso")
+		r := runBinary(t, ci, "", nil, "iso", "extract", "minimal-iso", "--rootfs-url", url, iso, out)
+		if r.code != 0 || !strings.HasPrefix(string(r.stderr), "Warning: --rootfs-url: rootfs URL \""+url+"\"") ||
+			!strings.Contains(string(r.stderr), "the live system will not be able to fetch its root file system from it\n") {
+			t.Errorf("--rootfs-url %s: exit %d, stderr %q; want success with a warning", url, r.code, r.stderr)
+			continue
+		}
+		if kargs := mustRun(t, ci, nil, "iso", "kargs", "show", out); !strings.Contains(string(kargs), " coreos.live.rootfs_url="+url) {
+			t.Errorf("--rootfs-url %s: the minimal ISO's kargs are %q", url, kargs)
+		}
+	}
+	for url, want := range map[string]string{
+		"http://192.0.2.1/my rootfs.img": "forbidden whitespace found in 'http://192.0.2.1/my rootfs.img'",
+		`http://192.0.2.1/"rootfs.img`:   "which the bootloaders do not pass to the kernel intact",
+	} {
+		out := filepath.Join(t.TempDir(), "minimal.iso")
+		r := runBinary(t, ci, "", nil, "iso", "extract", "minimal-iso", "--rootfs-url", url, iso, out)
+		if r.code != 1 || !strings.HasPrefix(string(r.stderr), "Error: ") || !strings.Contains(string(r.stderr), want) || strings.Contains(string(r.stderr), "sno-iso") {
+			t.Errorf("--rootfs-url %q: exit %d, stderr %q; want exit 1 saying %q", url, r.code, r.stderr, want)
+		}
+		if _, err := os.Lstat(out); err == nil {
+			t.Errorf("--rootfs-url %q: an output was written", url)
+		}
+	}
+}
+
+// TestDropInPrintedPaths: coreos-installer prints the files it extracts as DIR joined with
+// the name, unnormalized, which scripts compare; sno-iso's own spelling prints them cleaned.
+func TestDropInPrintedPaths(t *testing.T) {
+	s := newSpellings(t, "embed-areas-2023-07.x86_64.iso")
+	key := writeTestFile(t, t.TempDir(), "a.nmconnection", []byte("[connection]\nid=a\n"))
+	s.step(nil, []string{"network", "embed", "-k", key, "rhcos.iso"}, []string{"iso", "network", "embed", "-k", key, "rhcos.iso"})
+	pxeFiles := func(dir string) string {
+		return dir + "rhcos-initrd.img\n" + dir + "rhcos-rootfs.img\n" + dir + "rhcos-vmlinuz\n"
+	}
+	for _, c := range []struct {
+		bin  string
+		args []string
+		want string
+	}{
+		{s.ci, []string{"iso", "extract", "pxe", "rhcos.iso"}, pxeFiles("./")},
+		{s.ci, []string{"iso", "extract", "pxe", "-o", "./e2/", "rhcos.iso"}, pxeFiles("./e2/")},
+		{s.ci, []string{"iso", "extract", "pxe", "-o", "e2b", "rhcos.iso"}, pxeFiles("e2b/")},
+		{s.ci, []string{"iso", "network", "extract", "-C", "./e3", "rhcos.iso"}, "./e3/a.nmconnection\n"},
+		{snoISO(t), []string{"pxe", "extract", "-o", "./e4/", "rhcos.iso"}, pxeFiles("e4/")},
+		{snoISO(t), []string{"network", "extract", "-C", "./e5", "rhcos.iso"}, "e5/a.nmconnection\n"},
+	} {
+		dir := s.ciDir
+		if c.bin != s.ci {
+			dir = s.snoDir
+		}
+		r := runBinary(t, c.bin, dir, nil, c.args...)
+		if r.code != 0 || string(r.stdout) != c.want {
+			t.Errorf("%s %q: exit %d, printed %q, want %q; stderr %q", filepath.Base(c.bin), c.args, r.code, r.stdout, c.want, r.stderr)
+		}
+	}
+}
+
+// TestDropInSuggestsItsCommands: the commands that the drop-in's errors and notes suggest are
+// spelt as coreos-installer spells them, where it has them; sno-iso's spelling suggests its
+// own.
+func TestDropInSuggestsItsCommands(t *testing.T) {
+	ci := dropInBinary(t)
+	dir := t.TempDir()
+	x86 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	old := fixtures.File(t, "embed-areas-2021-01.iso")
+	customized := writeTestFile(t, dir, "customized.iso", fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"))
+	mustSno(t, nil, "kargs", "modify", "-a", "foo", customized)
+	key := writeTestFile(t, dir, "a.nmconnection", []byte("[connection]\nid=a\n"))
+	for _, c := range []struct {
+		args      []string
+		code      int
+		want, not string
+	}{
+		{[]string{"iso", "extract", "minimal-iso", customized, filepath.Join(dir, "m1.iso")}, 1,
+			"; reset it with `coreos-installer iso reset`, or start from the pristine ISO", "sno-iso reset"},
+		{[]string{"iso", "network", "embed", "-k", key, "-o", filepath.Join(dir, "n.iso"), old}, 1,
+			"`coreos-installer iso kargs modify -a`", "sno-iso kargs"},
+		{[]string{"iso", "extract", "minimal-iso", x86, filepath.Join(dir, "m2.iso")}, 0,
+			"added (coreos-installer iso kargs modify -a) or over PXE", "sno-iso kargs"},
+		// coreos-installer has no command that rebuilds a minimal ISO: sno-iso's is named.
+		{[]string{"iso", "extract", "minimal-iso", old, filepath.Join(dir, "m3.iso")}, 1,
+			"`sno-iso minimal ISO OUT` rebuilds a minimal ISO", "coreos-installer iso extract minimal-iso ISO OUT"},
+	} {
+		r := runBinary(t, ci, "", nil, c.args...)
+		if r.code != c.code || !strings.Contains(string(r.stderr), c.want) || strings.Contains(string(r.stderr), c.not) {
+			t.Errorf("coreos-installer %q: exit %d, stderr %q; want exit %d, %q and not %q", c.args, r.code, r.stderr, c.code, c.want, c.not)
+		}
+	}
+	if info, err := os.Stat(os.DevNull); err == nil && info.Mode()&fs.ModeDevice != 0 {
+		r := runBinary(t, ci, "", nil, "iso", "extract", "minimal-iso", x86, os.DevNull)
+		if want := "with coreos-installer iso extract minimal-iso " + x86 + " - > " + os.DevNull; r.code != 2 || !strings.Contains(string(r.stderr), want) {
+			t.Errorf("minimal-iso to %s: exit %d, stderr %q; want %q", os.DevNull, r.code, r.stderr, want)
+		}
+	}
+	if r := sno(t, nil, "minimal", customized, filepath.Join(dir, "m4.iso")); !strings.Contains(string(r.stderr), "reset it with `sno-iso reset` (or `coreos-installer iso reset`)") {
+		t.Errorf("sno-iso minimal of a customized ISO: stderr %q", r.stderr)
 	}
 }

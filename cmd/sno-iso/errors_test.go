@@ -100,7 +100,7 @@ func TestRefusesBinaryToTerminal(t *testing.T) {
 	if err == nil {
 		t.Fatal("wrote an ISO to a terminal")
 	}
-	if !bytes.Contains(stderr.Bytes(), []byte("refusing to write binary data to a terminal")) {
+	if !bytes.Contains(stderr.Bytes(), []byte("Refusing to write binary data to terminal")) {
 		t.Fatalf("stderr = %q", stderr.Bytes())
 	}
 }

@@ -107,10 +107,14 @@ func TestDestDeviceIsInstallationDisk(t *testing.T) {
 }
 
 // commandPaths lists every command a user can ask --help of, hidden ones included, as
-// argument lists.
+// argument lists; the drop-in's stand-ins for coreos-installer commands it does not provide
+// have no help.
 func commandPaths(parent []string, commands []*cli.Command) [][]string {
 	var paths [][]string
 	for _, c := range commands {
+		if c.HideHelp {
+			continue
+		}
 		path := append(slices.Clone(parent), c.Name)
 		paths = append(append(paths, path), commandPaths(path, c.Subcommands)...)
 	}
@@ -121,17 +125,31 @@ func commandPaths(parent []string, commands []*cli.Command) [][]string {
 // no default that says nothing (false for an option that is off unless given) or says it
 // the long way (1m0s), and no option whose value is called just "value".
 func TestHelpFitsHundredColumns(t *testing.T) {
-	paths := append([][]string{{}}, commandPaths(nil, newApp(nil, io.Discard, io.Discard).Commands)...)
+	wantHelpFits(t, snoISO(t), newApp(nil, io.Discard, io.Discard))
+}
+
+// TestDropInHelpFitsHundredColumns: so does every --help of the coreos-installer drop-in.
+func TestDropInHelpFitsHundredColumns(t *testing.T) {
+	wantHelpFits(t, dropInBinary(t), newDropInApp(nil, io.Discard, io.Discard))
+}
+
+// wantHelpFits checks the --help of bin and of each command of app, which bin runs.
+func wantHelpFits(t *testing.T, bin string, app *cli.App) {
+	paths := append([][]string{{}}, commandPaths(nil, app.Commands)...)
 	longDuration := regexp.MustCompile(`\(default: [^)]*[0-9][hm]0s\)`)
 	unnamedValue := regexp.MustCompile(`(?m)^\s+-[-a-z0-9]* value\b`)
 	for _, path := range paths {
-		help := mustSno(t, nil, append(path, "--help")...)
+		name := strings.Join(append([]string{app.Name}, path...), " ")
+		help := mustRun(t, bin, nil, append(path, "--help")...)
+		if !bytes.Contains(help, []byte(name)) {
+			t.Errorf("%s --help does not name %q:\n%s", name, name, help)
+		}
 		if bytes.Contains(help, []byte("(default: false)")) || longDuration.Match(help) || unnamedValue.Match(help) {
-			t.Errorf("sno-iso %s --help:\n%s", strings.Join(path, " "), help)
+			t.Errorf("%s --help:\n%s", name, help)
 		}
 		for i, line := range strings.Split(string(help), "\n") {
 			if n := utf8.RuneCountInString(line); n > helpWidth {
-				t.Errorf("sno-iso %s --help line %d has %d columns: %q", strings.Join(path, " "), i+1, n, line)
+				t.Errorf("%s --help line %d has %d columns: %q", name, i+1, n, line)
 			}
 		}
 	}

@@ -41,11 +41,15 @@ func runBinary(t testing.TB, bin, dir string, stdin []byte, args ...string) resu
 	return runSno(t, cmd)
 }
 
-// runSno runs a prepared command of the binary and collects what it left behind.
+// runSno runs a prepared command of the binary and collects what it left behind; a standard
+// output the command already has (a terminal) is kept, and nothing is collected from it.
 func runSno(t testing.TB, cmd *exec.Cmd) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	if cmd.Stdout == nil {
+		cmd.Stdout = &out
+	}
+	cmd.Stderr = &errb
 	err := cmd.Run()
 	r := result{stdout: out.Bytes(), stderr: errb.Bytes()}
 	var exit *exec.ExitError

@@ -23,15 +23,23 @@ func TestIntersperse(t *testing.T) {
 			[]string{"sno-iso", "ignition", "embed", "--ignition-file", "config.ign", "--force", "--", "rhcos.iso"}},
 		{[]string{"sno-iso", "kargs", "modify", "rhcos.iso", "-a", "ip=dhcp", "--append", "quiet", "-o=out.iso"},
 			[]string{"sno-iso", "kargs", "modify", "--append", "ip=dhcp", "--append", "quiet", "--output=out.iso", "--", "rhcos.iso"}},
-		// -fi: the last of combined short options takes the value.
+		// -fi: the last of combined short options takes the value, from the next argument or
+		// from the rest of its own.
 		{[]string{"sno-iso", "ignition", "embed", "rhcos.iso", "-fi", "config.ign"},
-			[]string{"sno-iso", "ignition", "embed", "-fi", "config.ign", "--", "rhcos.iso"}},
+			[]string{"sno-iso", "ignition", "embed", "--force", "--ignition-file", "config.ign", "--", "rhcos.iso"}},
+		{[]string{"sno-iso", "ignition", "embed", "-ficonfig.ign", "-o-", "rhcos.iso"},
+			[]string{"sno-iso", "ignition", "embed", "--force", "--ignition-file=config.ign", "--output=-", "--", "rhcos.iso"}},
+		{[]string{"sno-iso", "kargs", "modify", "-afoo", "-a=bar", "rhcos.iso"},
+			[]string{"sno-iso", "kargs", "modify", "--append=foo", "--append=bar", "--", "rhcos.iso"}},
+		// An unknown short option ends a combination, named alone.
+		{[]string{"sno-iso", "ignition", "embed", "-fxi", "config.ign", "rhcos.iso"},
+			[]string{"sno-iso", "ignition", "embed", "--force", "-x", "--", "config.ign", "rhcos.iso"}},
 		// After --, everything is positional.
 		{[]string{"sno-iso", "inspect", "--", "-odd.iso"}, []string{"sno-iso", "inspect", "--", "-odd.iso"}},
 		{[]string{"sno-iso"}, []string{"sno-iso"}},
 	} {
-		if got := intersperse(app, c.in); !slices.Equal(got, c.want) {
-			t.Errorf("intersperse(%q) = %q, want %q", c.in, got, c.want)
+		if got, err := intersperse(app, c.in); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("intersperse(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }

@@ -28,6 +28,11 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
+// exitStatus ends the run with its exit code and no message: what was printed says it all.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                   "sno-iso",
@@ -144,7 +149,12 @@ func takeRequiredFlags(flags []cli.Flag) []string {
 }
 
 // unknownCommand runs when no subcommand matched: help when none was named, else a usage error.
+// The coreos-installer drop-in prints that help on standard error and exits 2, as clap does.
 func unknownCommand(c *cli.Context) error {
+	if c.NArg() == 0 && isDropIn(c) {
+		cli.HelpPrinter(c.App.ErrWriter, cli.SubcommandHelpTemplate, c.Command)
+		return exitStatus(2)
+	}
 	if c.NArg() == 0 {
 		return cli.ShowSubcommandHelp(c)
 	}
@@ -177,11 +187,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && isDropInName(args[0]) {
 		app = newDropInApp(stdin, stdout, stderr)
 	}
-	err := app.RunContext(ctx, intersperse(app, helpArgs(app, args)))
+	args, err := intersperse(app, helpArgs(app, args))
 	if err == nil {
-		return 0
+		err = app.RunContext(ctx, args)
 	}
-	fmt.Fprintf(stderr, "Error: %s\n", errorText(err))
+	var status exitStatus
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &status):
+		return int(status)
+	}
+	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
 	if errors.As(err, &usage) {
 		return 2

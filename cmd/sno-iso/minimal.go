@@ -57,13 +57,13 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 	rootfsOut, force := c.String("output-rootfs"), c.Bool("force")
 	opts := isobuilder.MinimalOptions{RootfsURL: c.String("rootfs-url")}
 	if c.IsSet("rootfs-url") {
-		if err := checkRootfsURLFlag(opts.RootfsURL); err != nil {
+		if err := checkRootfsURLFlag(c, opts.RootfsURL); err != nil {
 			return err
 		}
 	}
 	if out == "-" {
-		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
-			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or name an output file")
+		if err := refuseTerminalStdout(c, "name an output file"); err != nil {
+			return err
 		}
 	} else if err := refuseExisting(out, force, []string{isoPath}); err != nil {
 		return existsAdvice(c, err)
@@ -111,14 +111,24 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		return existsAdvice(c, err)
 	}
 	if out != "-" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, rootfsNote(opts.RootfsURL))
+		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, spellCommands(c.App, rootfsNote(opts.RootfsURL)))
 	}
 	return nil
 }
 
 // checkRootfsURLFlag refuses a --rootfs-url that the live system cannot fetch its root file
-// system from.
-func checkRootfsURLFlag(url string) error {
+// system from. coreos-installer takes any URL that the bootloaders pass whole (it refuses
+// whitespace), so its spelling only warns of the rest.
+func checkRootfsURLFlag(c *cli.Context, url string) error {
+	if isDropIn(c) {
+		if err := isobuilder.CheckRootfsURL(url); err != nil {
+			return err
+		}
+		if err := coreos.ValidateRootfsURL(url); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "Warning: --rootfs-url: %v; the live system will not be able to fetch its root file system from it\n", err)
+		}
+		return nil
+	}
 	if err := coreos.ValidateRootfsURL(url); err != nil {
 		return usagef("--rootfs-url: %v; give the http(s) URL at which you serve the ISO's images/pxeboot/rootfs.img "+
 			"(sno-iso minimal --output-rootfs writes it)", err)
@@ -127,8 +137,11 @@ func checkRootfsURLFlag(url string) error {
 }
 
 func rootfsNote(url string) string {
-	if url == "" {
+	switch {
+	case url == "":
 		return "; it boots only with coreos.live.rootfs_url= added (sno-iso kargs modify -a) or over PXE"
+	case coreos.ValidateRootfsURL(url) != nil:
+		return ", with coreos.live.rootfs_url=" + url
 	}
 	return ": the live system fetches its root file system from " + url
 }

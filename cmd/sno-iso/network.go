@@ -46,10 +46,11 @@ func networkCommand() *cli.Command {
 	}
 }
 
-// networkSupportError is isobuilder.ErrNoNetworkSupport with the ISO's name and what to do.
-func networkSupportError(isoPath string) error {
+// networkSupportError is err, which wraps isobuilder.ErrNoNetworkSupport, with the ISO's name
+// and what to do.
+func networkSupportError(isoPath string, err error) error {
 	return fmt.Errorf("%s: %w; use a newer ISO, or give static addresses as ip= live kernel arguments (liveKargs in sno.yaml, or `sno-iso kargs modify -a`)",
-		isoPath, isobuilder.ErrNoNetworkSupport)
+		isoPath, err)
 }
 
 func networkEmbed(c *cli.Context) error {
@@ -89,9 +90,7 @@ func networkExtract(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, p := range written {
-			fmt.Fprintln(c.App.Writer, p)
-		}
+		printWritten(c, dir, written)
 		return nil
 	}
 	w := bufio.NewWriter(c.App.Writer)

@@ -150,7 +150,7 @@ func TestNetworkWithoutHeaderMagic(t *testing.T) {
 }
 
 // TestNetworkUnsupported is unsupported.sh: ISOs without live-initrd-network refuse keyfiles
-// the live system would ignore.
+// the live system would ignore, saying why: these have no coreos/features.json at all.
 func TestNetworkUnsupported(t *testing.T) {
 	key := filepath.Join(keyfileDir(t), "a.nmconnection")
 	for _, name := range []string{"embed-areas-2020-09.iso", "embed-areas-2021-01.iso"} {
@@ -159,7 +159,10 @@ func TestNetworkUnsupported(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out.iso")
 		for _, args := range [][]string{{}, {"-o", "-"}, {"-o", out}} {
 			r := sno(t, nil, append(append([]string{"network", "embed", "-k", key}, args...), iso)...)
-			wantFailure(t, r, "does not support customizing network settings", "live-initrd-network")
+			wantFailure(t, r, "does not support customizing network settings", "the ISO has no coreos/features.json: it predates network support")
+			if strings.Contains(string(r.stderr), "lacks live-initrd-network") {
+				t.Errorf("%s %v: %q blames a features.json the ISO does not have", name, args, r.stderr)
+			}
 			if len(r.stdout) != 0 {
 				t.Errorf("%s %v: wrote to stdout", name, args)
 			}

@@ -64,7 +64,7 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
-		return networkSupportError(isoPath)
+		return networkSupportError(isoPath, err)
 	case errors.Is(err, embed.ErrNoKargs):
 		return fmt.Errorf("%s: %w", isoPath, err)
 	case err != nil:
@@ -81,9 +81,8 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 	case "":
 		return isobuilder.WriteInPlace(ctx, img, isoPath)
 	case "-":
-		stdout, ok := c.App.Writer.(*os.File)
-		if ok && isTerminal(stdout) {
-			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
+		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
+			return err
 		}
 		if err := refuseStdoutInput(c, commandInputs(c, isoPath)); err != nil {
 			return err
@@ -100,6 +99,15 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		opts.Keep = commandInputs(c, isoPath)
 		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
 	}
+}
+
+// refuseTerminalStdout refuses to write binary data to standard output when it is a
+// terminal, in coreos-installer's words, which scripts grep for; instead says what to do.
+func refuseTerminalStdout(c *cli.Context, instead string) error {
+	if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
+		return fmt.Errorf("Refusing to write binary data to terminal (standard output); redirect it or %s", instead)
+	}
+	return nil
 }
 
 // progress returns write options with a progress bar on a terminal stderr for long copies,

@@ -20,6 +20,8 @@ import (
 // Re-recorded when issue #13's fixes merged: bipgen's configs gained the service-record
 // library, so every input changed; main's binary on the new inputs differed from the merged
 // one only where #13 meant to (inspect --json's per-area kargs, build's install-to-disk.sh).
+// build-keyfile-without-support re-recorded when its error came to say that the ISO has no
+// coreos/features.json rather than that the file lacks live-initrd-network.
 const outputsGolden = "testdata/outputs.sha256"
 
 // outputCase is one command line, run in a directory holding iso.iso (a copy of fixture),

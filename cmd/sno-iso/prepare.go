@@ -130,7 +130,7 @@ func nodeError(err error, isoPath string) error {
 	case errors.As(err, &embedded):
 		return fmt.Errorf("%s already carries embedded files (%v); start from the pristine RHCOS live ISO, or undo its customizations with `sno-iso reset`", isoPath, embedded.Paths)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
-		return networkSupportError(isoPath)
+		return networkSupportError(isoPath, err)
 	case errors.Is(err, node.ErrNoLiveKargs), errors.As(err, &isoErr):
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}

@@ -97,9 +97,7 @@ func pxeExtract(c *cli.Context) error {
 		}
 		return err
 	}
-	for _, p := range written {
-		fmt.Fprintln(c.App.Writer, p)
-	}
+	printWritten(c, dir, written)
 	return nil
 }
 
@@ -117,8 +115,8 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	}
 	out := c.String("output")
 	if out == "" || out == "-" {
-		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
-			return errors.New("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
+		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
+			return err
 		}
 		if err := refuseStdoutInput(c, commandInputs(c)); err != nil {
 			return err

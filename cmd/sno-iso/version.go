@@ -53,8 +53,19 @@ func commit() string {
 // versionLine is what --version prints after the program name: the version, the commit
 // and the Go release that built it, which together say what to report in an issue.
 func versionLine() string {
+	return fmt.Sprintf("%s (%s)", version(), buildDetail())
+}
+
+// dropInVersionLine is what coreos-installer -V prints: the program name and the version, as
+// clap prints them for scripts that take the second word, then what sno-iso adds.
+func dropInVersionLine() string {
+	return fmt.Sprintf("%s %s (sno-iso, %s)", dropInName, version(), buildDetail())
+}
+
+// buildDetail is the commit, when known, and the Go release that built the binary.
+func buildDetail() string {
 	if c := commit(); c != "" {
-		return fmt.Sprintf("%s (commit %s, %s)", version(), c, runtime.Version())
+		return fmt.Sprintf("commit %s, %s", c, runtime.Version())
 	}
-	return fmt.Sprintf("%s (%s)", version(), runtime.Version())
+	return runtime.Version()
 }
