@@ -60,7 +60,7 @@ func dropInCommands() []*cli.Command {
 			deprecated("embed", "ignition embed", &cli.Command{
 				ArgsUsage: "ISO",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config to embed [default: stdin]"},
+					&cli.StringFlag{Name: "ignition-file", Aliases: []string{"config", "c"}, Usage: "Ignition config `FILE` to embed [default: stdin]"},
 					dropInForce("Overwrite an existing Ignition config"),
 					dropInOutput(),
 				},
@@ -74,7 +74,7 @@ func dropInCommands() []*cli.Command {
 					Name: "embed", Usage: "Embed an Ignition config in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
 						dropInForce("Overwrite an existing Ignition config"),
-						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config to embed [default: stdin]"},
+						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config `FILE` to embed [default: stdin]"},
 						dropInOutput(),
 					},
 					Action: func(c *cli.Context) error { return embedIgnitionFrom(c, readIgnitionUnvalidated) },
@@ -87,14 +87,14 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "embed", Usage: "Embed network settings in an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{
-						&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile to embed", Required: true},
+						&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile `FILE` to embed", Required: true},
 						dropInForce("Overwrite existing network settings"),
 						dropInOutput(),
 					},
 					Action: networkEmbed,
 				},
 				{Name: "extract", Usage: "Extract embedded network settings from an ISO image", ArgsUsage: "ISO",
-					Flags:  []cli.Flag{&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "Extract to directory instead of stdout"}},
+					Flags:  []cli.Flag{&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "Extract to directory `DIR` instead of stdout"}},
 					Action: networkExtract},
 				{Name: "remove", Usage: "Remove existing network settings from an ISO image", ArgsUsage: "ISO",
 					Flags: []cli.Flag{dropInOutput()}, Action: networkRemove},
@@ -138,7 +138,7 @@ func dropInCommands() []*cli.Command {
 				{
 					Name: "wrap", Usage: "Wrap an Ignition config in an initrd image",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config to wrap [default: stdin]"},
+						&cli.StringFlag{Name: "ignition-file", Aliases: []string{"i"}, Usage: "Ignition config `FILE` to wrap [default: stdin]"},
 						&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "Write to a file instead of stdout"},
 					},
 					Action: pxeIgnitionWrap,
