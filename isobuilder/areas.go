@@ -42,7 +42,11 @@ func (l *LiveISO) validateAreas() error {
 		return &AreaError{Area: areas[0].name, Offset: l.ignition.Offset, Length: l.ignition.Length,
 			Problem: fmt.Sprintf("is larger than the %d bytes an Ignition area can need", int64(maxIgnitionArea))}
 	}
-	rule := areaRule{files: files, dirs: dirs, size: l.size,
+	reserved, err := l.reservedAreas()
+	if err != nil {
+		return fmt.Errorf("reading the ISO's structures to check its embed areas: %w", err)
+	}
+	rule := areaRule{files: files, dirs: dirs, reserved: reserved, size: l.size,
 		descriptorsEnd: int64(descriptorLBA+len(l.volume.Descriptors)+1) * SectorSize}
 	for i, a := range areas {
 		if problem := rule.problem(a, areas[:i]); problem != "" {
@@ -53,10 +57,11 @@ func (l *LiveISO) validateAreas() error {
 }
 
 // areaRule is what an area must respect: it lies inside a regular file's extent that lies
-// inside the image, clear of the system area, the volume descriptors and every directory
-// extent, and a writable area does not overlap another.
+// inside the image, clear of the system area, the volume descriptors, every directory extent
+// and the other structures of reservedAreas, and a writable area does not overlap another.
 type areaRule struct {
 	files, dirs          []Record
+	reserved             []reservedArea
 	size, descriptorsEnd int64
 }
 
@@ -72,6 +77,11 @@ func (r areaRule) problem(a namedArea, earlier []namedArea) string {
 	}
 	if dir, ok := overlapping(a.Area, r.dirs); ok {
 		return fmt.Sprintf("overlaps the directory records at byte %d", dir.Offset())
+	}
+	for _, s := range r.reserved {
+		if overlaps(a.Area, s.Area) {
+			return fmt.Sprintf("overlaps %s (%d bytes at byte %d)", s.name, s.Length, s.Offset)
+		}
 	}
 	for _, b := range earlier {
 		if a.writable && b.writable && overlaps(a.Area, b.Area) {

@@ -35,6 +35,9 @@ func (e bootEntry) bootTable(l *LiveISO, f *rebuildFile) bool {
 		int64(binary.LittleEndian.Uint32(b[8:])) == f.srcLen
 }
 
+// elToritoID is the boot system id of the El Torito boot record.
+const elToritoID = "EL TORITO SPECIFICATION"
+
 // readBootCatalog finds the El Torito boot record and returns the catalog's LBA and its boot
 // images. An ISO without one returns 0.
 func readBootCatalog(l *LiveISO) (uint32, []bootEntry, error) {
@@ -47,7 +50,7 @@ func readBootCatalog(l *LiveISO) (uint32, []bootEntry, error) {
 		if sector[0] == descriptorTerminator {
 			return 0, nil, nil
 		}
-		if sector[0] == descriptorBoot && strings.HasPrefix(string(sector[7:39]), "EL TORITO SPECIFICATION") {
+		if sector[0] == descriptorBoot && strings.HasPrefix(string(sector[7:39]), elToritoID) {
 			break
 		}
 	}

@@ -182,7 +182,7 @@ func (l *LiveISO) Arch() string { return l.arch }
 // minisoRecorded reports whether the ISO has a coreos/miniso.dat that starts with the
 // miniso magic; build tools leave the placeholder zeroed when they did not pack one.
 func (l *LiveISO) minisoRecorded() (bool, error) {
-	off, length, err := l.Locate(minisoPath)
+	off, length, err := l.Locate(embed.MinisoPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -194,7 +194,7 @@ func (l *LiveISO) minisoRecorded() (bool, error) {
 		return false, nil
 	}
 	if _, err := l.base.ReadAt(magic, off); err != nil {
-		return false, fmt.Errorf("reading %s at byte %d: %w", minisoPath, off, err)
+		return false, fmt.Errorf("reading %s at byte %d: %w", embed.MinisoPath, off, err)
 	}
 	return string(magic) == embed.MinisoMagic, nil
 }

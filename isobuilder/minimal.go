@@ -193,10 +193,12 @@ func (d *DerivedISO) Close() error {
 
 // Commit writes img's patches into the temporary file and renames it to dest, without
 // copying the image again when dest is in the temporary file's directory. img must have been
-// made by d.Image. Without force an existing dest is refused.
-func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, force bool) error {
-	stage := NewStage(force)
+// made by d.Image. Without opts.Force an existing dest is refused; dest may not be one of
+// opts.Keep. Progress and Perm are not used: the file is SecretPerm.
+func (d *DerivedISO) Commit(ctx context.Context, img *Image, dest string, opts WriteOptions) error {
+	stage := NewStage(opts.Force)
 	defer stage.Abort()
+	stage.Keep(opts.Keep...)
 	if err := d.Stage(ctx, stage, img, dest); err != nil {
 		return err
 	}
@@ -314,21 +316,21 @@ func (l *LiveISO) MinimalFromMiniso(ctx context.Context, dir string, opts Minima
 
 // miniso reads and decodes coreos/miniso.dat.
 func (l *LiveISO) miniso() (*embed.Miniso, error) {
-	rec, err := l.volume.Lookup(minisoPath)
+	rec, err := l.volume.Lookup(embed.MinisoPath)
 	if err != nil {
 		return nil, err
 	}
 	const maxMiniso = 1 << 20 // coreos-installer's read limit
 	if rec.Length > maxMiniso {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit; corrupt ISO?", minisoPath, rec.Length, maxMiniso)
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit; corrupt ISO?", embed.MinisoPath, rec.Length, maxMiniso)
 	}
 	raw := make([]byte, rec.Length)
 	if err := readAt(l, l.size, raw, rec.Offset()); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", minisoPath, err)
+		return nil, fmt.Errorf("reading %s: %w", embed.MinisoPath, err)
 	}
 	m, err := embed.DecodeMiniso(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s at byte %d: %w", minisoPath, rec.Offset(), err)
+		return nil, fmt.Errorf("%s at byte %d: %w", embed.MinisoPath, rec.Offset(), err)
 	}
 	return m, nil
 }

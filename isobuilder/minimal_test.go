@@ -55,7 +55,7 @@ func commitDerived(t *testing.T, d *DerivedISO, out string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit(context.Background(), img, out, false); err != nil {
+	if err := d.Commit(context.Background(), img, out, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -99,7 +99,7 @@ func TestMinimalFromMinisoGoldens(t *testing.T) {
 				if strings.Contains(m.kargs.Default, "coreos.liveiso") || strings.Contains(m.kargs.Default, "rootfs_url") {
 					t.Errorf("default kargs %q still name the live ISO or the URL", m.kargs.Default)
 				}
-				for _, p := range []string{rootfsPath, minisoPath} {
+				for _, p := range []string{rootfsPath, embed.MinisoPath} {
 					if _, err := m.volume.Lookup(p); !errors.Is(err, os.ErrNotExist) {
 						t.Errorf("%s in the minimal ISO: %v", p, err)
 					}

@@ -14,8 +14,7 @@ import (
 	"github.com/ulikunitz/xz"
 )
 
-// minisoPath is where a full live ISO keeps the table that rebuilds its minimal ISO.
-const minisoPath = "COREOS/MINISO.DAT"
+// embed.MinisoPath is where a full live ISO keeps the table that rebuilds its minimal ISO.
 
 // minisoDictLimit bounds the LZMA2 dictionary a miniso xz stream may ask for. It is xz preset
 // 9's, the largest the CoreOS build uses; the decoder allocates the whole dictionary up front,
@@ -149,9 +148,9 @@ func PackMinimal(full io.ReaderAt, fullSize int64, minimal io.ReaderAt, minimalS
 	if err != nil {
 		return nil, fmt.Errorf("minimal ISO: %w", err)
 	}
-	dat, err := fullVol.Lookup(minisoPath)
+	dat, err := fullVol.Lookup(embed.MinisoPath)
 	if err != nil {
-		return nil, fmt.Errorf("full ISO has no %s to hold the minimal ISO table: %w", minisoPath, err)
+		return nil, fmt.Errorf("full ISO has no %s to hold the minimal ISO table: %w", embed.MinisoPath, err)
 	}
 	entries, err := minisoEntries(fullVol, minimalVol)
 	if err != nil {
@@ -165,7 +164,7 @@ func PackMinimal(full io.ReaderAt, fullSize int64, minimal io.ReaderAt, minimalS
 	}
 	if packed.total > packed.limit {
 		return nil, fmt.Errorf("the compressed minimal ISO alone is %d bytes, more than the %d bytes of %s in the full ISO",
-			packed.total, dat.Length, minisoPath)
+			packed.total, dat.Length, embed.MinisoPath)
 	}
 	m.Digest, m.XZPacked = digest, packed.Bytes()
 	encoded, err := m.Encode()
@@ -174,7 +173,7 @@ func PackMinimal(full io.ReaderAt, fullSize int64, minimal io.ReaderAt, minimalS
 	}
 	if int64(len(encoded)) > int64(dat.Length) {
 		return nil, fmt.Errorf("miniso.dat is %d bytes, more than the %d bytes of %s in the full ISO",
-			len(encoded), dat.Length, minisoPath)
+			len(encoded), dat.Length, embed.MinisoPath)
 	}
 	if err := UnpackMinimal(full, fullSize, m, io.Discard); err != nil {
 		return nil, fmt.Errorf("the packed minimal ISO does not unpack to the minimal ISO (do the files differ in content?): %w", err)

@@ -36,7 +36,7 @@ func readMiniso(t *testing.T, iso []byte) *embed.Miniso {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := vol.Lookup(minisoPath)
+	rec, err := vol.Lookup(embed.MinisoPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestUnpackMinimalFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the minimal ISO does not read as an ISO: %v", err)
 			}
-			for _, path := range []string{"IMAGES/PXEBOOT/ROOTFS.IMG", minisoPath} {
+			for _, path := range []string{"IMAGES/PXEBOOT/ROOTFS.IMG", embed.MinisoPath} {
 				if _, err := vol.Lookup(path); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("lookup of %s in the minimal ISO: %v, want not found", path, err)
 				}

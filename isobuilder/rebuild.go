@@ -139,7 +139,7 @@ func (l *LiveISO) planRebuild(opts RebuildOptions) (*rebuildPlan, error) {
 	}
 	drop := map[string]bool{}
 	if opts.Minimal {
-		drop[rootfsPath], drop[minisoPath] = true, true
+		drop[rootfsPath], drop[embed.MinisoPath] = true, true
 	}
 	grow := opts.IgnitionAreaSize > l.ignition.Length
 	if grow && (l.ignition.Offset != l.fileOffset(l.ignition.File) || l.ignition.Length != l.fileLength(l.ignition.File)) {

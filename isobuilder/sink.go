@@ -23,6 +23,9 @@ type WriteOptions struct {
 	// Perm is the mode of a new file before the umask; 0 means PublicPerm. An output that
 	// carries a config is a secret: SecretPerm.
 	Perm fs.FileMode
+	// Keep names the work's inputs (its config files): the output may not be one of them
+	// (Stage.Keep). The image's own base file is always kept.
+	Keep []string
 }
 
 func (o WriteOptions) perm() fs.FileMode {
@@ -53,6 +56,7 @@ func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) 
 	}
 	stage := NewStage(opts.Force)
 	defer stage.Abort()
+	stage.Keep(opts.Keep...)
 	f, err := stage.Create(dest, opts.perm())
 	if err != nil {
 		return err
@@ -70,7 +74,7 @@ func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) 
 func checkNotBase(img *Image, dest string) error {
 	if baseInfo, ok := img.baseInfo(); ok {
 		if destInfo, err := os.Stat(dest); err == nil && os.SameFile(baseInfo, destInfo) {
-			return fmt.Errorf("writing %s: it is the input ISO itself; to modify the input, edit it in place instead of writing an output", dest)
+			return fmt.Errorf("writing %s: %w (the ISO itself); to modify the ISO, edit it in place instead of writing an output", dest, ErrOutputIsInput)
 		}
 	}
 	return nil

@@ -306,7 +306,7 @@ func TestWriteFileRefusesTheBaseFile(t *testing.T) {
 	before := fileSum(t, iso.path)
 	for _, dest := range []string{iso.path, hardLink, symlink} {
 		err := WriteFile(context.Background(), iso.img, dest, WriteOptions{Force: true})
-		if err == nil || !strings.Contains(err.Error(), "input ISO itself") {
+		if !errors.Is(err, ErrOutputIsInput) || !strings.Contains(err.Error(), "the ISO itself") {
 			t.Errorf("WriteFile to %s: error %v, want a refusal naming the input ISO", dest, err)
 		}
 	}

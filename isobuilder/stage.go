@@ -16,6 +16,7 @@ import (
 // Every sink that writes files goes through a Stage.
 type Stage struct {
 	force    bool
+	kept     []keptFile         // inputs that no output may replace
 	within   *outDir            // set by NewStageIn: every output is inside it
 	dirs     map[string]*outDir // the outputs' directories, by path
 	files    []*stagedFile
@@ -29,6 +30,16 @@ type stagedFile struct {
 	adopted bool // finished, synced and closed by its maker (a DerivedISO)
 	existed bool // dest existed when the output was started
 }
+
+// keptFile is an input of the work that its outputs must not replace.
+type keptFile struct {
+	path string
+	info fs.FileInfo
+}
+
+// ErrOutputIsInput is wrapped by the error for an output that is one of the work's inputs
+// (Stage.Keep): replacing it, even with force, would lose the input.
+var ErrOutputIsInput = errors.New("the output is one of the inputs")
 
 // ErrOutsideOutputDir means that an output of a Stage made by NewStageIn would be written
 // through a symbolic link in its directory, or outside it.
@@ -57,12 +68,64 @@ func NewStageIn(dir string, force bool) (*Stage, error) {
 	return s, nil
 }
 
+// Keep names the inputs of the work: an output that is one of them (the same file, by any
+// name) is refused, with force too, with an error wrapping ErrOutputIsInput. Paths that do
+// not exist, and "-" (standard input), are skipped.
+func (s *Stage) Keep(paths ...string) { s.kept = append(s.kept, statInputs(paths)...) }
+
+// CheckOutput refuses, as Stage.Keep does, a dest that is one of inputs; a caller can so
+// refuse it before any work.
+func CheckOutput(dest string, inputs ...string) error {
+	if info, err := os.Stat(dest); err == nil {
+		return checkNotInput(dest, info, statInputs(inputs))
+	}
+	return nil
+}
+
+func statInputs(paths []string) []keptFile {
+	var kept []keptFile
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if info, err := os.Stat(p); err == nil {
+			kept = append(kept, keptFile{p, info})
+		}
+	}
+	return kept
+}
+
+// checkNotKept refuses a dest, as found in dir, that is one of the kept inputs.
+func (s *Stage) checkNotKept(dir *outDir, dest string) error {
+	if info, err := dir.root.Stat(filepath.Base(dest)); err == nil {
+		return checkNotInput(dest, info, s.kept)
+	}
+	return nil
+}
+
+// checkNotInput refuses dest, whose file is info, when it is one of kept.
+func checkNotInput(dest string, info fs.FileInfo, kept []keptFile) error {
+	for _, k := range kept {
+		if !os.SameFile(info, k.info) {
+			continue
+		}
+		if filepath.Clean(k.path) == filepath.Clean(dest) {
+			return fmt.Errorf("writing %s: %w; name another output", dest, ErrOutputIsInput)
+		}
+		return fmt.Errorf("writing %s: %w (%s); name another output", dest, ErrOutputIsInput, k.path)
+	}
+	return nil
+}
+
 // Create starts the output dest and returns the file to write it to; perm is the mode asked
 // for the new file (before the umask): SecretPerm or PublicPerm. An existing dest is refused unless force (the error
 // wraps fs.ErrExist), and so is one that a rename would not replace sensibly.
 func (s *Stage) Create(dest string, perm fs.FileMode) (*os.File, error) {
 	dir, err := s.outDir(dest)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkNotKept(dir, dest); err != nil {
 		return nil, err
 	}
 	existed, err := checkReplaceable(dir, dest, s.force)
@@ -82,6 +145,9 @@ func (s *Stage) Create(dest string, perm fs.FileMode) (*os.File, error) {
 func (s *Stage) adopt(t *tempFile, dest string) error {
 	dir, err := s.outDir(dest)
 	if err != nil {
+		return err
+	}
+	if err := s.checkNotKept(dir, dest); err != nil {
 		return err
 	}
 	existed, err := checkReplaceable(dir, dest, s.force)
@@ -137,6 +203,11 @@ func (s *Stage) Commit() (err error) {
 	}
 	// The temporary files stay open, and so locked, until they have their names: a sweep
 	// in another run must not take one for a leftover.
+	for _, sf := range s.files {
+		if err := s.checkNotKept(sf.tmp.dir, sf.dest); err != nil {
+			return err
+		}
+	}
 	dirs := map[*outDir]bool{}
 	for _, sf := range s.files {
 		if err := sf.tmp.publish(filepath.Base(sf.dest), s.force); err != nil {

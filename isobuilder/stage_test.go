@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,51 @@ func TestStageRefusesExisting(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(keep); string(got) != "new" {
 		t.Errorf("with force: %q", got)
+	}
+}
+
+// A Stage never replaces a kept input, by its own name or another link to it, even with
+// force; other files are replaced as before.
+func TestStageKeepsInputs(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "config.ign")
+	if err := os.WriteFile(input, []byte("the input"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hardLink := filepath.Join(dir, "link.ign")
+	if err := os.Link(input, hardLink); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("replace me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dest := range []string{input, hardLink, filepath.Join(dir, ".", "config.ign")} {
+		s := NewStage(true)
+		s.Keep(input, "-", "", filepath.Join(dir, "missing"))
+		_, err := s.Create(dest, SecretPerm)
+		s.Abort()
+		if !errors.Is(err, ErrOutputIsInput) || !strings.Contains(err.Error(), dest) {
+			t.Errorf("Create(%s) over a kept input: %v, want ErrOutputIsInput naming it", dest, err)
+		}
+		if err := CheckOutput(dest, input); !errors.Is(err, ErrOutputIsInput) {
+			t.Errorf("CheckOutput(%s): %v, want ErrOutputIsInput", dest, err)
+		}
+	}
+	s := NewStage(true)
+	s.Keep(input)
+	f, err := s.Create(other, SecretPerm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("replaced")
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(input); string(data) != "the input" {
+		t.Errorf("the input now holds %q", data)
+	}
+	if data, _ := os.ReadFile(other); string(data) != "replaced" {
+		t.Errorf("the other file holds %q, want it replaced", data)
 	}
 }

@@ -60,7 +60,7 @@ func build(c *cli.Context) error {
 		}
 	}
 	if out != "-" {
-		if err := refuseExisting(out, c.Bool("force")); err != nil {
+		if err := refuseExisting(out, c.Bool("force"), commandInputs(c)); err != nil {
 			return forceAdvice(err)
 		}
 	}
@@ -77,7 +77,7 @@ func build(c *cli.Context) error {
 	// Everything is validated: warnings now, so that errors come alone.
 	printWarnings(c.App.ErrWriter, append(n.Warnings, media.Warnings...))
 	if media.Derived != nil {
-		err = writeDerived(c, media.Derived, media.Image, out)
+		err = writeDerived(c, media.Derived, media.Image, out, commandInputs(c))
 	} else {
 		err = writeResult(c, media.Image, isoPath, out)
 	}

@@ -90,7 +90,7 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	if dir != "" && !c.Bool("force") {
 		for _, a := range artifacts {
-			if err := refuseExisting(filepath.Join(dir, a.Name()), false); err != nil {
+			if err := refuseExisting(filepath.Join(dir, a.Name()), false, nil); err != nil {
 				return forceAdvice(err)
 			}
 		}

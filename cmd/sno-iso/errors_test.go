@@ -43,7 +43,7 @@ func TestErrorsLeaveNothingBehind(t *testing.T) {
 		{"missing config file", good, func(out string) []string {
 			return []string{"ignition", "embed", "-i", "/nonexistent.ign", "-o", out, good}
 		}, []string{"no such file"}, 1, false},
-		{"output is the input", good, func(string) []string { return []string{"ignition", "embed", "-i", cfg, "-f", "-o", good, good} }, []string{"is the input ISO itself"}, 1, false},
+		{"output is the input", good, func(string) []string { return []string{"ignition", "embed", "-i", cfg, "-f", "-o", good, good} }, []string{"the output is one of the inputs (the ISO itself)"}, 1, false},
 		{"no ISO argument", good, func(out string) []string { return []string{"ignition", "embed", "-i", cfg, "-o", out} }, []string{"exactly one ISO"}, 2, false},
 		{"missing required option", good, func(out string) []string { return []string{"build", "--ignition", cfg, "-o", out} }, []string{"needs --iso"}, 2, false},
 		{"unknown option", good, func(out string) []string { return []string{"ignition", "embed", "--frobnicate", "-o", out, good} }, []string{"frobnicate"}, 2, false},

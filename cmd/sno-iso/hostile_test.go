@@ -16,7 +16,8 @@ func setIgninfo(t *testing.T, iso []byte, content string) {
 }
 
 // TestHostileAreasRefused: an ISO whose metadata names an area over the ISO's own structures
-// (the root directory, the volume descriptors, the system area) or past what can be allocated
+// (the directories, the volume descriptors, the system area, the path tables, the boot
+// catalog, the backup GPT, its own metadata files) or past what can be allocated
 // is refused by every command, reset included, with the same error; nothing is written.
 func TestHostileAreasRefused(t *testing.T) {
 	modern := fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso")
@@ -48,6 +49,30 @@ func TestHostileAreasRefused(t *testing.T) {
 			fixtures.SetExtent(iso, fixtures.DirectoryRecord(t, iso, "KARGS.JSO;1"), 415744/2048, uint32(len(kargs)))
 			copy(iso[415744:], kargs)
 		}, "overlaps karg area", 0},
+		// The 2023-07 fixture's structures: path tables at sectors 21 and 23 (Joliet's at 25
+		// and 27), the Joliet root directory at 36, the boot catalog at 44, and the backup GPT
+		// header in the image's last 512 bytes.
+		{"ignition.img over the boot catalog", modern, func(t *testing.T, iso []byte) {
+			fixtures.SetExtent(iso, fixtures.DirectoryRecord(t, iso, "IGNITION.IMG;1"), 44, 2048)
+		}, "overlaps the El Torito boot catalog", 0},
+		{"igninfo names the boot catalog", modern, func(t *testing.T, iso []byte) {
+			setIgninfo(t, iso, `{"file": "isolinux/boot.cat"}`)
+		}, "overlaps the El Torito boot catalog", 0},
+		{"ignition.img over a path table", modern, func(t *testing.T, iso []byte) {
+			fixtures.SetExtent(iso, fixtures.DirectoryRecord(t, iso, "IGNITION.IMG;1"), 23, 96)
+		}, "overlaps the path table at sector 23", 0},
+		{"ignition.img over the Joliet root", modern, func(t *testing.T, iso []byte) {
+			fixtures.SetExtent(iso, fixtures.DirectoryRecord(t, iso, "IGNITION.IMG;1"), 36, 2048)
+		}, "overlaps the Joliet root directory", 0},
+		{"ignition.img over the backup GPT", modern, func(t *testing.T, iso []byte) {
+			fixtures.SetExtent(iso, fixtures.DirectoryRecord(t, iso, "IGNITION.IMG;1"), uint32(len(iso)/2048-1), 2048)
+		}, "overlaps the backup GPT header", 0},
+		{"igninfo names the kargs metadata", modern, func(t *testing.T, iso []byte) {
+			setIgninfo(t, iso, `{"file": "coreos/kargs.jso"}`)
+		}, "overlaps the metadata file kargs.json", 0},
+		{"igninfo names itself", modern, func(t *testing.T, iso []byte) {
+			setIgninfo(t, iso, `{"file": "coreos/igninfo.jso"}`)
+		}, "overlaps the metadata file igninfo.json", 0},
 		{"igninfo MaxInt64 length", modern, func(t *testing.T, iso []byte) {
 			setIgninfo(t, iso, `{"file": "images/ignition.img", "offset": 1, "length": 9223372036854775807}`)
 		}, "runs past the end", 0},

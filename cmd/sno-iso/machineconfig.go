@@ -73,6 +73,9 @@ func machineconfig(c *cli.Context) error {
 	}
 	out := c.String("output")
 	if out == "" || out == "-" {
+		if err := refuseStdoutInput(c, commandInputs(c, userPath)); err != nil {
+			return err
+		}
 		_, err := c.App.Writer.Write(manifest)
 		return err
 	}
@@ -80,7 +83,7 @@ func machineconfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}); err != nil {
+	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm, Keep: commandInputs(c, userPath)}); err != nil {
 		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",

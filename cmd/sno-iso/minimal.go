@@ -65,11 +65,11 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
 			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or name an output file")
 		}
-	} else if err := refuseExisting(out, force); err != nil {
+	} else if err := refuseExisting(out, force, []string{isoPath}); err != nil {
 		return existsAdvice(c, err)
 	}
 	if rootfsOut != "" {
-		if err := refuseExisting(rootfsOut, force); err != nil {
+		if err := refuseExisting(rootfsOut, force, []string{isoPath}); err != nil {
 			return existsAdvice(c, err)
 		}
 	}
@@ -89,6 +89,7 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 	// The rootfs and the minimal ISO appear together or not at all.
 	stage := isobuilder.NewStage(force)
 	defer stage.Abort()
+	stage.Keep(isoPath)
 	if rootfsOut != "" {
 		if err := iso.WriteRootfs(c.Context, stage, rootfsOut); err != nil {
 			return existsAdvice(c, err)
@@ -99,7 +100,7 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		return err
 	}
 	if out == "-" {
-		err = writeDerived(c, media, img, out)
+		err = writeDerived(c, media, img, out, []string{isoPath})
 	} else {
 		err = media.Stage(c.Context, stage, img, out)
 	}
@@ -133,18 +134,24 @@ func rootfsNote(url string) string {
 }
 
 // writeDerived writes a derived ISO to out: renamed into place for a file, streamed for -.
-func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string) error {
+func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string, inputs []string) error {
 	if out == "-" {
+		if err := refuseStdoutInput(c, inputs); err != nil {
+			return err
+		}
 		opts, done := progress(c, img.Size())
 		defer done()
 		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
 	}
-	return existsAdvice(c, media.Commit(c.Context, img, out, c.Bool("force")))
+	return existsAdvice(c, media.Commit(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Keep: inputs}))
 }
 
-// refuseExisting fails early, before any work, when path exists and force is not given; the
-// caller adds the advice its command line calls for.
-func refuseExisting(path string, force bool) error {
+// refuseExisting fails early, before any work, when path is one of inputs, or exists and
+// force is not given; the caller adds the advice its command line calls for.
+func refuseExisting(path string, force bool, inputs []string) error {
+	if err := isobuilder.CheckOutput(path, inputs...); err != nil {
+		return err
+	}
 	if _, err := os.Lstat(path); err == nil && !force {
 		return fmt.Errorf("writing %s: %w", path, isobuilder.ErrFileExists)
 	}

@@ -85,6 +85,9 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		if ok && isTerminal(stdout) {
 			return fmt.Errorf("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
 		}
+		if err := refuseStdoutInput(c, commandInputs(c, isoPath)); err != nil {
+			return err
+		}
 		opts, done := progress(c, img.Size())
 		defer done()
 		return isobuilder.WriteStream(ctx, img, c.App.Writer, opts)
@@ -94,6 +97,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		// An ISO output may carry an embedded config, which holds the cluster's keys.
 		// coreos-installer's -f replaces what is embedded, never an output file.
 		opts.Force, opts.Perm = c.Bool("force") && !isDropIn(c), isobuilder.SecretPerm
+		opts.Keep = commandInputs(c, isoPath)
 		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }

@@ -121,6 +121,9 @@ func pxeIgnitionWrap(c *cli.Context) error {
 		if stdout, ok := c.App.Writer.(*os.File); ok && isTerminal(stdout) {
 			return errors.New("refusing to write binary data to a terminal; redirect standard output or use -o FILE")
 		}
+		if err := refuseStdoutInput(c, commandInputs(c)); err != nil {
+			return err
+		}
 		_, err := c.App.Writer.Write(packed)
 		return err
 	}
@@ -128,7 +131,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return existsAdvice(c, isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm}))
+	return existsAdvice(c, isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm, Keep: commandInputs(c)}))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -184,6 +187,7 @@ func pxeBuild(c *cli.Context) error {
 		return err
 	}
 	defer stage.Abort()
+	stage.Keep(commandInputs(c)...)
 	files := map[string]*os.File{}
 	for _, name := range names {
 		dest := filepath.Join(outDir, name)

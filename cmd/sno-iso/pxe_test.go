@@ -133,10 +133,16 @@ func TestPXEIgnitionWrapUnwrap(t *testing.T) {
 		t.Errorf("unwrap of standard input = %q, want %q", got, config)
 	}
 
-	// Unlike coreos-installer, an existing output is kept unless --force.
-	wantFailure(t, sno(t, nil, "pxe", "ignition", "wrap", "-i", in, "-o", in), "exists", "--force")
-	if got, _ := os.ReadFile(in); !bytes.Equal(got, config) {
+	// Unlike coreos-installer, an existing output is kept unless --force, and the input
+	// always.
+	before := fileSHA(t, out)
+	wantFailure(t, sno(t, nil, "pxe", "ignition", "wrap", "-i", in, "-o", out), "exists", "--force")
+	if fileSHA(t, out) != before {
 		t.Fatal("a refused wrap changed its output")
+	}
+	wantFailure(t, sno(t, nil, "pxe", "ignition", "wrap", "--force", "-i", in, "-o", in), "the output is one of the inputs")
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, config) {
+		t.Fatal("a wrap over its input changed it")
 	}
 	other := writeFile(t, filepath.Join(dir, "other.ign"), "{}\n")
 	mustSno(t, nil, "pxe", "ignition", "wrap", "--force", "-i", other, "-o", out)

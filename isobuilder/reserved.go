@@ -1,0 +1,110 @@
+package isobuilder
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sno-iso/sno-iso/embed"
+)
+
+// reservedArea is a structure of the ISO that lies inside its files' extents, or past them,
+// yet must never be written as an embed area.
+type reservedArea struct {
+	name string
+	embed.Area
+}
+
+// maxPathTable bounds a path table: a real one is a few KiB, one entry per directory.
+const maxPathTable = 1 << 20
+
+// reservedAreas lists the structures that the area rule protects besides the system area,
+// the volume descriptors and the primary directories: the path tables, the Joliet root
+// directory, the El Torito boot catalog, the backup GPT at the end of a hybrid image and the
+// ISO's own metadata files (coreos/igninfo.json and the others). Values that point nowhere
+// sensible are skipped: they protect nothing, and reading the ISO is not their check.
+func (l *LiveISO) reservedAreas() ([]reservedArea, error) {
+	var reserved []reservedArea
+	add := func(name string, offset, length int64) {
+		if length > 0 && offset >= 0 && offset < l.size {
+			reserved = append(reserved, reservedArea{name, embed.Area{Offset: offset, Length: min(length, l.size-offset)}})
+		}
+	}
+	sector := make([]byte, SectorSize)
+	for i, d := range l.volume.Descriptors {
+		if err := readAt(l.base, l.size, sector, int64(descriptorLBA+i)*SectorSize); err != nil {
+			return nil, err
+		}
+		switch d.TypeCode {
+		case descriptorPrimary, descriptorSupplementary:
+			size := int64(binary.LittleEndian.Uint32(sector[132:136]))
+			if size > maxPathTable {
+				continue
+			}
+			for _, lba := range []uint32{binary.LittleEndian.Uint32(sector[140:144]), binary.LittleEndian.Uint32(sector[144:148]),
+				binary.BigEndian.Uint32(sector[148:152]), binary.BigEndian.Uint32(sector[152:156])} {
+				if lba != 0 {
+					add(fmt.Sprintf("the path table at sector %d", lba), int64(lba)*SectorSize, size)
+				}
+			}
+			if d.TypeCode == descriptorSupplementary {
+				root := sector[156:]
+				add("the Joliet root directory", int64(binary.LittleEndian.Uint32(root[2:6]))*SectorSize, int64(binary.LittleEndian.Uint32(root[10:14])))
+			}
+		case descriptorBoot:
+			if strings.HasPrefix(d.BootSystemID, elToritoID) {
+				add("the El Torito boot catalog", int64(binary.LittleEndian.Uint32(sector[71:75]))*SectorSize, SectorSize)
+			}
+		}
+	}
+	backup, err := l.backupGPT()
+	if err != nil {
+		return nil, err
+	}
+	reserved = append(reserved, backup...)
+	for _, path := range embed.MetadataPaths {
+		rec, err := l.volume.Lookup(path)
+		var notFound *NotFoundError
+		if errors.As(err, &notFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		add("the metadata file "+rec.displayName(), rec.Offset(), int64(rec.Length))
+	}
+	return reserved, nil
+}
+
+// backupGPT is the backup GPT header and partition entries that the primary GPT header (in
+// the system area) points to, when there is one.
+func (l *LiveISO) backupGPT() ([]reservedArea, error) {
+	const lbaSize = 512
+	header := make([]byte, lbaSize)
+	if l.size < 2*lbaSize {
+		return nil, nil
+	}
+	if err := readAt(l.base, l.size, header, lbaSize); err != nil {
+		return nil, err
+	}
+	if string(header[:8]) != "EFI PART" {
+		return nil, nil
+	}
+	alternate := binary.LittleEndian.Uint64(header[32:40])
+	if alternate == 0 || alternate >= uint64(l.size/lbaSize) {
+		return nil, nil
+	}
+	areas := []reservedArea{{"the backup GPT header", embed.Area{Offset: int64(alternate) * lbaSize, Length: lbaSize}}}
+	if err := readAt(l.base, l.size, header, int64(alternate)*lbaSize); err != nil {
+		return nil, err
+	}
+	if string(header[:8]) != "EFI PART" {
+		return areas, nil
+	}
+	entries := binary.LittleEndian.Uint64(header[72:80])
+	count, size := int64(binary.LittleEndian.Uint32(header[80:84])), int64(binary.LittleEndian.Uint32(header[84:88]))
+	if entries < uint64(l.size/lbaSize) && count <= 1024 && size <= 4096 {
+		areas = append(areas, reservedArea{"the backup GPT partition entries", embed.Area{Offset: int64(entries) * lbaSize, Length: count * size}})
+	}
+	return areas, nil
+}
