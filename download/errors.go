@@ -71,7 +71,13 @@ type StreamError struct {
 	Err    error
 }
 
-func (e *StreamError) Error() string { return fmt.Sprintf("stream %s: %v", e.Source, e.Err) }
+func (e *StreamError) Error() string {
+	// Errors about a file, such as input's refusals, start with its name already.
+	if msg := e.Err.Error(); e.Source != "" && strings.HasPrefix(msg, e.Source) {
+		return "stream " + msg
+	}
+	return fmt.Sprintf("stream %s: %v", e.Source, e.Err)
+}
 func (e *StreamError) Unwrap() error { return e.Err }
 
 // SignatureError means an artifact's OpenPGP signature does not verify with the keyring.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/coreos/stream-metadata-go/stream"
+	"github.com/sno-iso/sno-iso/internal/input"
 )
 
 // FedoraStreams are the stream names LoadStream fetches from Fedora CoreOS.
@@ -56,17 +57,14 @@ func (f *Fetcher) fedoraBase() string {
 	return fedoraStreamBase
 }
 
-// readStreamFile reads a file or a pipe, such as the shell's <(openshift-install ...).
+// readStreamFile reads a regular file, or a pipe the shell names through a descriptor, such
+// as its <(openshift-install ...); a named pipe is refused, not waited on.
 func readStreamFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := input.ReadFile(path, maxStreamSize, "stream metadata")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no such file, and not a stream name (%s) nor an http(s) URL", strings.Join(FedoraStreams, ", "))
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readLimited(f)
+	return data, err
 }
 
 // ReadStream reads stream metadata from r, such as a pipe from `openshift-install coreos

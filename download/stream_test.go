@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/coreos/stream-metadata-go/stream"
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/input"
 )
 
 func loadTestStream(t *testing.T) *stream.Stream {
@@ -106,6 +108,21 @@ func TestLoadStreamMalformed(t *testing.T) {
 	_, err := quickFetcher(nil).LoadStream(testContext(t), filepath.Join(dir, "missing.json"))
 	if err == nil || !strings.Contains(err.Error(), "stable, testing, next") {
 		t.Errorf("missing file: got %v, want the kinds of source listed", err)
+	}
+}
+
+// A named pipe given as the stream is refused at once, naming it once, rather than waited
+// on in open(2).
+func TestLoadStreamRefusesNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "stream.json")
+	fixtures.NamedPipe(t, fifo)
+	_, err := quickFetcher(nil).LoadStream(testContext(t), fifo)
+	var bad *StreamError
+	if !errors.As(err, &bad) || !errors.Is(err, input.ErrNotRegular) {
+		t.Fatalf("got %v, want a StreamError wrapping input.ErrNotRegular", err)
+	}
+	if want := "stream " + fifo + ": not a regular file but a named pipe; stream metadata must be a regular file"; err.Error() != want {
+		t.Errorf("got %q, want %q", err, want)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"sync"
+
+	"github.com/sno-iso/sno-iso/internal/input"
 )
 
 // TLSConfig serves the certificate and key of the PEM files certFile and keyFile, read again
@@ -35,13 +37,34 @@ func (kp *keyPair) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if kp.cert != nil && stamps[0].same(kp.stamps[0]) && stamps[1].same(kp.stamps[1]) {
 		return kp.cert, nil
 	}
-	cert, err := tls.LoadX509KeyPair(kp.certFile, kp.keyFile)
+	cert, err := kp.load()
 	if kp.cert != nil && err != nil {
 		return kp.cert, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("TLS certificate %s and key %s: %w", kp.certFile, kp.keyFile, err)
+		return nil, err
 	}
 	kp.cert, kp.stamps = &cert, stamps
 	return kp.cert, nil
+}
+
+// maxPEMSize bounds a PEM certificate chain or key file: real ones take a few KiB.
+const maxPEMSize = 1 << 20
+
+// load reads the pair from its files, which must be regular files: a named pipe is refused
+// at once, not waited on.
+func (kp *keyPair) load() (tls.Certificate, error) {
+	certPEM, err := input.ReadFile(kp.certFile, maxPEMSize, "a PEM certificate")
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("TLS certificate: %w", err)
+	}
+	keyPEM, err := input.ReadFile(kp.keyFile, maxPEMSize, "a PEM private key")
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("TLS key: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("TLS certificate %s and key %s: %w", kp.certFile, kp.keyFile, err)
+	}
+	return cert, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/input"
 )
 
 // Over TLS with a self-signed certificate, a client that does not verify it (as a BMC does
@@ -72,6 +74,21 @@ func TestTLSConfigErrors(t *testing.T) {
 	}
 	if _, err := TLSConfig(filepath.Join(dir, "none"), keyFile); err == nil {
 		t.Error("a missing certificate was accepted")
+	}
+}
+
+// A named pipe given as the certificate or the key is refused at once, naming it, rather
+// than waited on in open(2).
+func TestTLSConfigRefusesNamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
+	fifo := filepath.Join(dir, "fifo.pem")
+	fixtures.NamedPipe(t, fifo)
+	for _, pair := range [][2]string{{fifo, keyFile}, {certFile, fifo}} {
+		_, err := TLSConfig(pair[0], pair[1])
+		if !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "must be a regular file") {
+			t.Errorf("TLSConfig(%s, %s): %v, want a refusal naming the pipe", pair[0], pair[1], err)
+		}
 	}
 }
 

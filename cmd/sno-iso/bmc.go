@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/redfish"
 	"github.com/sno-iso/sno-iso/serve"
@@ -31,6 +32,9 @@ const (
 
 // maxCredentialsFile bounds a credentials file, which holds two short lines.
 const maxCredentialsFile = 64 << 10
+
+// maxCAFile bounds --ca-file: a bundle of every public CA takes well under 1 MiB.
+const maxCAFile = 4 << 20
 
 func bmcCommand() *cli.Command {
 	return &cli.Command{
@@ -168,20 +172,18 @@ func bmcCredentials(flagFile, nodeFile string, stderr io.Writer) (redfish.Creden
 // readCredentialsFile reads a YAML file with username: and password: keys, the keys of a
 // Metal3 BMC Secret, so that `oc extract`ed values fit without renaming.
 func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, error) {
-	f, err := os.Open(path)
+	const what = "a credentials file"
+	f, info, err := input.OpenRegular(path, what)
 	if err != nil {
 		return redfish.Credentials{}, fmt.Errorf("credentials file: %w", err)
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.Mode().Perm()&0o077 != 0 {
+	if info.Mode().IsRegular() && info.Mode().Perm()&0o077 != 0 {
 		fmt.Fprintf(stderr, "Warning: %s can be read by other users (mode %04o); chmod 600 it\n", path, info.Mode().Perm())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxCredentialsFile+1))
+	data, err := input.Read(f, path, maxCredentialsFile, what+" (username: and password:)")
 	if err != nil {
-		return redfish.Credentials{}, fmt.Errorf("credentials file %s: %w", path, err)
-	}
-	if len(data) > maxCredentialsFile {
-		return redfish.Credentials{}, fmt.Errorf("credentials file %s is larger than %d bytes: it should hold username: and password:", path, maxCredentialsFile)
+		return redfish.Credentials{}, fmt.Errorf("credentials file: %w", err)
 	}
 	var file struct {
 		Username string `yaml:"username"`
@@ -204,7 +206,7 @@ func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
 		tlsConfig.InsecureSkipVerify = true
 	}
 	if caFile := c.String("ca-file"); caFile != "" {
-		pemData, err := os.ReadFile(caFile)
+		pemData, err := input.ReadFile(caFile, maxCAFile, "a PEM CA certificate")
 		if err != nil {
 			return nil, fmt.Errorf("--ca-file: %w", err)
 		}

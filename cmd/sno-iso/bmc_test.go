@@ -31,13 +31,20 @@ var bmcEnv = []string{envBMCUsername + "=" + bmcUser, envBMCPassword + "=" + bmc
 func snoEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(snoISO(t), args...)
+	cmd.Env = append(environWithoutBMCAccount(), env...)
+	return runSno(t, cmd)
+}
+
+// environWithoutBMCAccount is the test's environment minus any BMC account the developer's
+// shell may hold.
+func environWithoutBMCAccount() []string {
+	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SNO_ISO_BMC_") {
-			cmd.Env = append(cmd.Env, kv)
+			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, env...)
-	return runSno(t, cmd)
+	return env
 }
 
 // bmcArgs are a bmc subcommand's arguments with fast retries.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
@@ -36,20 +35,16 @@ func packMinimalISO(c *cli.Context) error {
 		return err
 	}
 	defer full.Close()
-	minimal, err := os.Open(minimalPath)
+	minimal, minimalSize, err := isobuilder.OpenFile(minimalPath)
 	if err != nil {
 		return err
 	}
 	defer minimal.Close()
-	st, err := minimal.Stat()
-	if err != nil {
-		return err
-	}
 	off, length, err := full.Locate("COREOS/MINISO.DAT")
 	if err != nil {
 		return fmt.Errorf("%s has no coreos/miniso.dat placeholder to fill: %w", fullPath, err)
 	}
-	data, err := isobuilder.PackMinimal(full, full.Size(), minimal, st.Size(), version())
+	data, err := isobuilder.PackMinimal(full, full.Size(), minimal, minimalSize, version())
 	if err != nil {
 		return err
 	}

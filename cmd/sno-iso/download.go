@@ -12,12 +12,16 @@ import (
 
 	"github.com/coreos/stream-metadata-go/stream"
 	"github.com/sno-iso/sno-iso/download"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
 
 // maxSHA256SumsSize bounds a mirror's sha256sum.txt read into memory.
 const maxSHA256SumsSize = 1 << 20
+
+// maxKeyringSize bounds a --keyring file: Fedora's keys take a few KiB each.
+const maxKeyringSize = 4 << 20
 
 func downloadCommand() *cli.Command {
 	return &cli.Command{
@@ -156,7 +160,7 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 	f.Progress = d.progress
 	d.cache = &download.Cache{Dir: dir, Fetcher: f}
 	if file := c.String("keyring"); file != "" {
-		data, err := os.ReadFile(file)
+		data, err := input.ReadFile(file, maxKeyringSize, "an OpenPGP keyring")
 		if err != nil {
 			return nil, fmt.Errorf("--keyring: %w", err)
 		}

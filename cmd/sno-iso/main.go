@@ -103,22 +103,23 @@ func optionName(name string) string {
 
 // setUsageErrorHandler makes every command report a bad command line as a usage error (exit
 // 2): urfave/cli passes neither the app's handler down to subcommands nor missing required
-// flags through a handler, so required flags, and empty outputs, are checked here instead.
+// flags through a handler, so required flags, and empty files and directories, are checked
+// here instead.
 func setUsageErrorHandler(commands []*cli.Command) {
 	for _, c := range commands {
 		c.OnUsageError = onUsageError
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = unknownCommand
 		}
-		required, outputs := takeRequiredFlags(c.Flags), outputFlagNames(c.Flags)
-		if before := c.Before; len(required)+len(outputs) > 0 {
+		required, paths := takeRequiredFlags(c.Flags), pathFlags(c.Flags)
+		if before := c.Before; len(required)+len(paths) > 0 {
 			c.Before = func(ctx *cli.Context) error {
 				for _, name := range required {
 					if !ctx.IsSet(name) {
 						return usagef("%s needs --%s (see --help)", ctx.Command.HelpName, name)
 					}
 				}
-				if err := refuseEmptyOutputs(ctx, outputs); err != nil || before == nil {
+				if err := refuseEmptyPaths(ctx, paths); err != nil || before == nil {
 					return err
 				}
 				return before(ctx)

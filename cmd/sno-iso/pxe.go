@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -138,7 +139,7 @@ func pxeIgnitionUnwrap(c *cli.Context) error {
 	name, r := "standard input", c.App.Reader
 	if c.NArg() == 1 {
 		name = c.Args().First()
-		f, err := os.Open(name)
+		f, _, err := input.OpenRegular(name, "an initrd")
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,15 +34,27 @@ var ErrNotRegular = errors.New("not a regular file")
 // working, as with coreos-installer: the null device reads as an empty file (`-i /dev/null`),
 // and a pipe named through a descriptor (`-i <(...)`, `-i /dev/stdin`) is read to its end.
 func ReadFile(path string, limit int64, what string) ([]byte, error) {
-	f, info, err := Open(path, os.O_RDONLY)
+	f, _, err := OpenRegular(path, what)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if !info.Mode().IsRegular() && !isNullDevice(info) && !isDescriptorPipe(path, info) {
-		return nil, fmt.Errorf("%s: %w but %s; %s must be a regular file", path, ErrNotRegular, Kind(info.Mode()), what)
-	}
 	return Read(f, path, limit, what)
+}
+
+// OpenRegular opens the file at path for reading as ReadFile does, with the same refusals
+// and exceptions, for a caller that reads it as a stream or wants its mode; the caller
+// closes it.
+func OpenRegular(path, what string) (*os.File, fs.FileInfo, error) {
+	f, info, err := Open(path, os.O_RDONLY)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() && !isNullDevice(info) && !isDescriptorPipe(path, info) {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w but %s; %s must be a regular file", path, ErrNotRegular, Kind(info.Mode()), what)
+	}
+	return f, info, nil
 }
 
 // isDescriptorPipe reports whether path names a pipe through one of the process's
