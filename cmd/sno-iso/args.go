@@ -57,6 +57,11 @@ func intersperse(app *cli.App, args []string) ([]string, error) {
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
 			spelt, named, took := spellOption(flags, a, args[i+1:])
+			// Left without its value, the option would take the "--" put before the
+			// arguments below: kargs modify ISO -a would append "--".
+			if n := len(named); n > 0 && flagTakesValue(named[n-1]) && took == 0 && !strings.Contains(spelt[len(spelt)-1], "=") {
+				return nil, usagef("%s needs a value", flagNames(named[n-1]))
+			}
 			for _, f := range named {
 				if given[f] && !isSliceFlag(f) {
 					return nil, usagef("%s cannot be used multiple times; give it once", flagNames(f))

@@ -86,3 +86,38 @@ func TestStdoutNeverAnInput(t *testing.T) {
 		t.Error("the input ISO changed")
 	}
 }
+
+// TestOptionWithoutValueRefused: an option left without its value at the end of the command
+// line (-o "$OUT" unquoted with OUT unset) is a usage error, never given the "--" that ends
+// the options: kargs modify ISO -a appended "--" to the ISO in place, and -o wrote ./--.
+func TestOptionWithoutValueRefused(t *testing.T) {
+	dir := t.TempDir()
+	iso := writeTestFile(t, dir, "in.iso", fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"))
+	cfg := writeFile(t, filepath.Join(dir, "c.ign"), smallConfig)
+	before := fileSHA(t, iso)
+	entries := dirEntries(t, dir)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kargs", "modify", iso, "-a"}, "--append (-a) needs a value"},
+		{[]string{"kargs", "modify", "-a", "quiet", iso, "-d"}, "--delete (-d) needs a value"},
+		{[]string{"ignition", "embed", "-i", cfg, iso, "-o"}, "--output (-o) needs a value"},
+		{[]string{"minimal", iso, "m.iso", "--output-rootfs"}, "--output-rootfs needs a value"},
+		{[]string{"network", "extract", iso, "-C"}, "--directory (-C) needs a value"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := snoIn(t, dir, nil, c.args...)
+			wantFailure(t, r, c.want)
+			if r.code != 2 {
+				t.Errorf("exit %d, want 2 (usage)", r.code)
+			}
+			if fileSHA(t, iso) != before {
+				t.Fatal("the ISO changed")
+			}
+			if got := dirEntries(t, dir); strings.Join(got, " ") != strings.Join(entries, " ") {
+				t.Errorf("files now %v, were %v", got, entries)
+			}
+		})
+	}
+}
