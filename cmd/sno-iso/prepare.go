@@ -47,6 +47,11 @@ func checkNodeFlags(c *cli.Context) error {
 			return usagef("--%s -: %s reads files, not standard input; save it to a file and give its path", name, c.Command.HelpName)
 		}
 	}
+	if c.IsSet("installation-disk") {
+		if _, err := coreos.ValidateDisk(c.String("installation-disk")); err != nil {
+			return usagef("--installation-disk: %v", err)
+		}
+	}
 	if c.IsSet("reboot-delay") {
 		if err := coreos.ValidateRebootDelay(c.Duration("reboot-delay")); err != nil {
 			return usagef("--reboot-delay %v", err)
