@@ -18,6 +18,10 @@ const lockPoll = 20 * time.Millisecond
 // the wait.
 var ErrLocked = errors.New("another program is editing this ISO in place")
 
+// ErrReadOnlyISO is returned by OpenForEdit for an ISO file without write permission: root
+// could write it anyway, but someone made it read-only to keep it as it is.
+var ErrReadOnlyISO = errors.New("the ISO file is read-only")
+
 // OpenForEdit opens the live ISO at path for an in-place edit. It takes an exclusive lock on
 // the file first, waiting up to wait for another editor to release it, and only then reads
 // the volume and the areas, so that an edit starts from what the previous one wrote and two
@@ -29,6 +33,10 @@ func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO
 	f, info, err := input.Open(path, os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("opening for an in-place edit: %w", err)
+	}
+	if info.Mode().Perm()&0o222 == 0 {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w (mode %v)", path, ErrReadOnlyISO, info.Mode().Perm())
 	}
 	return openLocked(path, f, info, func() error { return waitForLock(ctx, f, wait, tryLock) })
 }

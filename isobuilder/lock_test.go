@@ -5,6 +5,9 @@ package isobuilder
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
@@ -71,4 +74,22 @@ func TestOpenToCopyLock(t *testing.T) {
 		t.Fatalf("an edit after the copies: %v", err)
 	}
 	editor.Close()
+}
+
+// TestOpenForEditRefusesReadOnly: an ISO without write permission is not edited in place, by
+// root either: someone made it read-only to keep it.
+func TestOpenForEditRefusesReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ro.iso")
+	if err := os.WriteFile(path, fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenForEdit(context.Background(), path, 0)
+	if !errors.Is(err, ErrReadOnlyISO) && !(os.Geteuid() != 0 && errors.Is(err, fs.ErrPermission)) {
+		t.Fatalf("got %v, want ErrReadOnlyISO", err)
+	}
+	copied, err := OpenToCopy(context.Background(), path, 0)
+	if err != nil {
+		t.Fatalf("a copy of a read-only ISO: %v", err)
+	}
+	copied.Close()
 }

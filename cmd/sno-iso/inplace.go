@@ -36,8 +36,11 @@ func openISO(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
 		return openISOToCopy(c, path)
 	}
 	iso, err := isobuilder.OpenForEdit(c.Context, path, inPlaceLockWait)
-	if errors.Is(err, isobuilder.ErrLocked) {
+	switch {
+	case errors.Is(err, isobuilder.ErrLocked):
 		return nil, fmt.Errorf("%w; wait for it to finish and run the command again, or write a copy with -o FILE", err)
+	case errors.Is(err, isobuilder.ErrReadOnlyISO):
+		return nil, fmt.Errorf("%w; write a copy with -o FILE, or make it writable (chmod u+w) to edit it in place", err)
 	}
 	return iso, err
 }
