@@ -277,8 +277,8 @@ func spellCommands(app *cli.App, text string) string {
 // compare them.
 func printWritten(c *cli.Context, dir string, written []string) {
 	for _, p := range written {
-		if isDropIn(c) {
-			p = joinUnnormalized(dir, filepath.Base(p))
+		if rel, err := filepath.Rel(dir, p); err == nil && isDropIn(c) {
+			p = joinUnnormalized(dir, rel)
 		}
 		fmt.Fprintln(c.App.Writer, p)
 	}
