@@ -56,7 +56,7 @@ func TestMakeInstall(t *testing.T) {
 		t.Fatalf("coreos-installer links to %q (%v), want sno-iso beside it", target, err)
 	}
 	out, err := exec.Command(link, "--version").Output()
-	if err != nil || !strings.Contains(string(out), "v0.0.0-install (commit 0123abc,") {
+	if err != nil || !strings.HasPrefix(string(out), "coreos-installer v0.0.0-install (sno-iso, commit 0123abc,") {
 		t.Errorf("coreos-installer --version: %q, %v", out, err)
 	}
 }
