@@ -5,7 +5,6 @@ package isobuilder
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -79,12 +78,15 @@ func TestOpenToCopyLock(t *testing.T) {
 // TestOpenForEditRefusesReadOnly: an ISO without write permission is not edited in place, by
 // root either: someone made it read-only to keep it.
 func TestOpenForEditRefusesReadOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can open a read-only file for writing, so only root reaches the check")
+	}
 	path := filepath.Join(t.TempDir(), "ro.iso")
 	if err := os.WriteFile(path, fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"), 0o444); err != nil {
 		t.Fatal(err)
 	}
 	_, err := OpenForEdit(context.Background(), path, 0)
-	if !errors.Is(err, ErrReadOnlyISO) && !(os.Geteuid() != 0 && errors.Is(err, fs.ErrPermission)) {
+	if !errors.Is(err, ErrReadOnlyISO) {
 		t.Fatalf("got %v, want ErrReadOnlyISO", err)
 	}
 	copied, err := OpenToCopy(context.Background(), path, 0)

@@ -94,13 +94,15 @@ func (l *LiveISO) backupGPT() ([]reservedArea, error) {
 	if alternate == 0 || alternate >= uint64(l.size/lbaSize) {
 		return nil, nil
 	}
-	areas := []reservedArea{{"the backup GPT header", embed.Area{Offset: int64(alternate) * lbaSize, Length: lbaSize}}}
+	// Only a header that is there and says it is the backup: a stale address in a system
+	// area copied from another image protects nothing and must not refuse a good ISO.
 	if err := readAt(l.base, l.size, header, int64(alternate)*lbaSize); err != nil {
 		return nil, err
 	}
-	if string(header[:8]) != "EFI PART" {
-		return areas, nil
+	if string(header[:8]) != "EFI PART" || binary.LittleEndian.Uint64(header[24:32]) != alternate {
+		return nil, nil
 	}
+	areas := []reservedArea{{"the backup GPT header", embed.Area{Offset: int64(alternate) * lbaSize, Length: lbaSize}}}
 	entries := binary.LittleEndian.Uint64(header[72:80])
 	count, size := int64(binary.LittleEndian.Uint32(header[80:84])), int64(binary.LittleEndian.Uint32(header[84:88]))
 	if entries < uint64(l.size/lbaSize) && count <= 1024 && size <= 4096 {

@@ -43,7 +43,7 @@ func build(c *cli.Context) error {
 			return err
 		}
 	}
-	iso, isoPath, n, err := openNode(c)
+	iso, isoPath, n, inputs, err := openNode(c)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func build(c *cli.Context) error {
 		}
 	}
 	if out != "-" {
-		if err := refuseExisting(out, c.Bool("force"), commandInputs(c)); err != nil {
+		if err := refuseExisting(out, c.Bool("force"), inputs); err != nil {
 			return forceAdvice(err)
 		}
 	}
@@ -77,9 +77,9 @@ func build(c *cli.Context) error {
 	// Everything is validated: warnings now, so that errors come alone.
 	printWarnings(c.App.ErrWriter, append(n.Warnings, media.Warnings...))
 	if media.Derived != nil {
-		err = writeDerived(c, media.Derived, media.Image, out, commandInputs(c))
+		err = writeDerived(c, media.Derived, media.Image, out, inputs)
 	} else {
-		err = writeResult(c, media.Image, isoPath, out)
+		err = writeResult(c, media.Image, isoPath, out, inputs)
 	}
 	if err != nil || out == "-" {
 		return err

@@ -441,3 +441,15 @@ func TestInspectShowsWipeAndRebootDelay(t *testing.T) {
 		})
 	}
 }
+
+// /dev holds devices, except /dev/shm, a tmpfs where files are written.
+func TestInDevDir(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/dev/sdz": true, "/dev/disk/by-id/usb-x": true, "/dev/shm/sno.iso": false,
+		"/tmp/sno.iso": false, "/devices/x": false, "dev/sdz": false,
+	} {
+		if got := inDevDir(path); got != want {
+			t.Errorf("inDevDir(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

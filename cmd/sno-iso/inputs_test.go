@@ -18,6 +18,8 @@ func TestOutputNeverReplacesAnInput(t *testing.T) {
 	ign := bipConfig(t, dir, 0)
 	cfg := writeFile(t, filepath.Join(dir, "c.ign"), smallConfig)
 	user := writeFile(t, filepath.Join(dir, "user.ign"), outputsUserIgnition)
+	key := writeFile(t, filepath.Join(dir, "eth0.nmconnection"), "[connection]\nid=eth0\ntype=ethernet\n\n[ipv4]\nmethod=auto\n")
+	config := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\nnetwork:\n  keyfiles: [eth0.nmconnection]\n")
 	pxe := filepath.Join(dir, "pxe")
 	if err := os.Mkdir(pxe, 0o755); err != nil {
 		t.Fatal(err)
@@ -27,7 +29,7 @@ func TestOutputNeverReplacesAnInput(t *testing.T) {
 	if err := os.Link(iso, link); err != nil {
 		t.Fatal(err)
 	}
-	inputs := []string{iso, ign, cfg, user, inPXE}
+	inputs := []string{iso, ign, cfg, user, key, config, inPXE}
 	before := map[string]string{}
 	for _, p := range inputs {
 		before[p] = fileSHA(t, p)
@@ -42,6 +44,7 @@ func TestOutputNeverReplacesAnInput(t *testing.T) {
 		{"minimal rootfs over its ISO", []string{"minimal", "-f", "--output-rootfs", "./in.iso", iso, filepath.Join(dir, "m.iso")}},
 		{"build --minimal over its ISO", append([]string{"build", "--iso", iso, "--ignition", ign, "--minimal", "--rootfs-url", "http://192.0.2.1/rootfs.img", "-f", "-o", iso}, disk...)},
 		{"build over its config", append([]string{"build", "--iso", iso, "--ignition", ign, "-f", "-o", ign}, disk...)},
+		{"build over a keyfile its sno.yaml names", []string{"build", "--iso", iso, "--ignition", ign, "--config", config, "-f", "-o", key}},
 		{"build over a hard link of its ISO", append([]string{"build", "--iso", iso, "--ignition", ign, "-f", "-o", link}, disk...)},
 		{"ignition embed over its config", []string{"ignition", "embed", "-f", "-i", cfg, "-o", cfg, iso}},
 		{"pxe ignition wrap over its config", []string{"pxe", "ignition", "wrap", "-f", "-i", cfg, "-o", cfg}},

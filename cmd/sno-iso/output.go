@@ -70,12 +70,13 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 	case err != nil:
 		return err
 	}
-	return writeResult(c, img, isoPath, c.String("output"))
+	return writeResult(c, img, isoPath, c.String("output"), commandInputs(c, isoPath))
 }
 
 // writeResult materialises img at out: isoPath edited in place when out is empty, standard
-// output for "-", else a new file (replacing an existing one only with --force).
-func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) error {
+// output for "-", else a new file (replacing an existing one only with --force, and never
+// one of inputs).
+func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string, inputs []string) error {
 	ctx := c.Context
 	switch out {
 	case "":
@@ -84,7 +85,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
 			return err
 		}
-		if err := refuseStdoutInput(c, commandInputs(c, isoPath)); err != nil {
+		if err := refuseStdoutInput(c, inputs); err != nil {
 			return err
 		}
 		opts, done := progress(c, img.Size())
@@ -96,7 +97,7 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string) err
 		// An ISO output may carry an embedded config, which holds the cluster's keys.
 		// coreos-installer's -f replaces what is embedded, never an output file.
 		opts.Force, opts.Perm = c.Bool("force") && !isDropIn(c), isobuilder.SecretPerm
-		opts.Keep = commandInputs(c, isoPath)
+		opts.Keep = inputs
 		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
 	}
 }
@@ -140,8 +141,10 @@ func refuseDeviceOutput(out, stream string) error {
 	return nil
 }
 
-// inDevDir reports whether path lies under /dev, where the system keeps its devices.
+// inDevDir reports whether path lies under /dev, where the system keeps its devices, and not
+// in /dev/shm, a tmpfs for files.
 func inDevDir(path string) bool {
 	abs, err := filepath.Abs(path)
-	return err == nil && strings.HasPrefix(filepath.ToSlash(abs), "/dev/")
+	abs = filepath.ToSlash(abs)
+	return err == nil && strings.HasPrefix(abs, "/dev/") && !strings.HasPrefix(abs, "/dev/shm/")
 }

@@ -108,19 +108,19 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 }
 
 // openNode opens the --iso of a command that prepares a node, and loads and prepares the
-// node from the flags.
-func openNode(c *cli.Context) (*isobuilder.LiveISO, string, *node.Node, error) {
-	isoPath := c.String("iso")
-	iso, err := openISOToCopy(c, isoPath)
-	if err != nil {
-		return nil, "", nil, err
+// node from the flags. inputs are the files the command line and the node's configuration
+// name (sno.yaml's keyfiles and customizations too): no output may be one of them.
+func openNode(c *cli.Context) (iso *isobuilder.LiveISO, isoPath string, n *node.Node, inputs []string, err error) {
+	isoPath = c.String("iso")
+	if iso, err = openISOToCopy(c, isoPath); err != nil {
+		return nil, "", nil, nil, err
 	}
-	n, _, err := node.Load(nodeInputsFromFlags(c))
+	n, files, err := node.Load(nodeInputsFromFlags(c))
 	if err != nil {
 		iso.Close()
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
-	return iso, isoPath, n, nil
+	return iso, isoPath, n, append(commandInputs(c), files...), nil
 }
 
 // nodeError adds the ISO's name and the command line's advice to an error of preparing a

@@ -167,7 +167,7 @@ func pxeBuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	iso, isoPath, n, err := openNode(c)
+	iso, isoPath, n, inputs, err := openNode(c)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func pxeBuild(c *cli.Context) error {
 		return err
 	}
 	defer stage.Abort()
-	stage.Keep(commandInputs(c)...)
+	stage.Keep(inputs...)
 	files := map[string]*os.File{}
 	for _, name := range names {
 		dest := filepath.Join(outDir, name)

@@ -500,7 +500,7 @@ func TestPXEBuildErrors(t *testing.T) {
 		{"base URL without scheme", live, []string{"--base-url", "10.0.0.1/sno"}, 2, []string{"--base-url", "http://"}},
 		{"base URL with another scheme", live, []string{"--base-url", "tftp://10.0.0.1/sno"}, 2, []string{"--base-url", "http://"}},
 		{"base URL without host", live, []string{"--base-url", "http:///sno"}, 2, []string{"--base-url", "no host"}},
-		{"bad disk", live, []string{"--installation-disk", "sda"}, 1, []string{"sda"}},
+		{"bad disk", live, []string{"--installation-disk", "sda"}, 2, []string{"--installation-disk", "sda"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
