@@ -38,14 +38,12 @@ func (l *LiveISO) reservedAreas() ([]reservedArea, error) {
 		}
 		switch d.TypeCode {
 		case descriptorPrimary, descriptorSupplementary:
-			size := int64(binary.LittleEndian.Uint32(sector[132:136]))
-			if size > maxPathTable {
-				continue
-			}
-			for _, lba := range []uint32{binary.LittleEndian.Uint32(sector[140:144]), binary.LittleEndian.Uint32(sector[144:148]),
-				binary.BigEndian.Uint32(sector[148:152]), binary.BigEndian.Uint32(sector[152:156])} {
-				if lba != 0 {
-					add(fmt.Sprintf("the path table at sector %d", lba), int64(lba)*SectorSize, size)
+			if size := int64(binary.LittleEndian.Uint32(sector[132:136])); size <= maxPathTable {
+				for _, lba := range []uint32{binary.LittleEndian.Uint32(sector[140:144]), binary.LittleEndian.Uint32(sector[144:148]),
+					binary.BigEndian.Uint32(sector[148:152]), binary.BigEndian.Uint32(sector[152:156])} {
+					if lba != 0 {
+						add(fmt.Sprintf("the path table at sector %d", lba), int64(lba)*SectorSize, size)
+					}
 				}
 			}
 			if d.TypeCode == descriptorSupplementary {
