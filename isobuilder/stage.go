@@ -201,13 +201,14 @@ func (s *Stage) Commit() (err error) {
 			return fmt.Errorf("writing %s: syncing %s: %w", sf.dest, sf.tmp.label(), err)
 		}
 	}
-	// The temporary files stay open, and so locked, until they have their names: a sweep
-	// in another run must not take one for a leftover.
+	// Again just before any is named: an input may have been linked there meanwhile.
 	for _, sf := range s.files {
 		if err := s.checkNotKept(sf.tmp.dir, sf.dest); err != nil {
 			return err
 		}
 	}
+	// The temporary files stay open, and so locked, until they have their names: a sweep
+	// in another run must not take one for a leftover.
 	dirs := map[*outDir]bool{}
 	for _, sf := range s.files {
 		if err := sf.tmp.publish(filepath.Base(sf.dest), s.force); err != nil {
