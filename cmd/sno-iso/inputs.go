@@ -3,29 +3,24 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
 
-// inputFileFlags are the options, across commands, that name files the command reads.
-var inputFileFlags = append([]string{"iso", "ignition-file", "keyfile", "stream", "base"}, nodeFileFlags...)
-
-// commandInputs lists the files the command line names as inputs, with more (the ISO
-// argument): an output must never be one of them, --force or not.
+// commandInputs lists the files the command line names as inputs (its options that name what
+// they read, pathFlags), with more (the ISO argument): an output must never be one of them,
+// --force or not.
 func commandInputs(c *cli.Context, more ...string) []string {
 	inputs := append([]string(nil), more...)
-	for _, f := range c.Command.Flags {
-		name := f.Names()[0]
-		if !slices.Contains(inputFileFlags, name) || !c.IsSet(name) {
-			continue
+	for _, p := range pathFlags(c.Command.Flags) {
+		if p.noun == "" || !c.IsSet(p.name) {
+			continue // an output
 		}
-		switch f.(type) {
-		case *cli.StringFlag:
-			inputs = append(inputs, c.String(name))
-		case *cli.StringSliceFlag:
-			inputs = append(inputs, c.StringSlice(name)...)
+		if p.slice {
+			inputs = append(inputs, c.StringSlice(p.name)...)
+		} else {
+			inputs = append(inputs, c.String(p.name))
 		}
 	}
 	return inputs
