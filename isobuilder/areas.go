@@ -2,6 +2,7 @@ package isobuilder
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sno-iso/sno-iso/embed"
 )
@@ -33,7 +34,7 @@ type namedArea struct {
 // validateAreas checks every area found in the ISO's metadata against one rule (areaRule),
 // so that no command writes outside the areas.
 func (l *LiveISO) validateAreas() error {
-	files, dirs, err := l.extents()
+	files, dirs, metadata, err := l.extents()
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (l *LiveISO) validateAreas() error {
 		return &AreaError{Area: areas[0].name, Offset: l.ignition.Offset, Length: l.ignition.Length,
 			Problem: fmt.Sprintf("is larger than the %d bytes an Ignition area can need", int64(maxIgnitionArea))}
 	}
-	reserved, err := l.reservedAreas()
+	reserved, err := l.reservedAreas(metadata)
 	if err != nil {
 		return fmt.Errorf("reading the ISO's structures to check its embed areas: %w", err)
 	}
@@ -106,21 +107,25 @@ func (l *LiveISO) namedAreas() []namedArea {
 	return areas
 }
 
-// extents walks the volume once and returns its regular files and its non-empty directories.
-func (l *LiveISO) extents() (files, dirs []Record, err error) {
+// extents walks the volume once and returns its regular files, its non-empty directories and
+// its metadata files (embed.MetadataPaths).
+func (l *LiveISO) extents() (files, dirs, metadata []Record, err error) {
 	err = l.volume.Walk(func(e WalkEntry) error {
 		switch {
 		case e.Dir && e.Length > 0:
 			dirs = append(dirs, e.Record)
 		case !e.Dir:
 			files = append(files, e.Record)
+			if slices.Contains(embed.MetadataPaths, e.Path) {
+				metadata = append(metadata, e.Record)
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing the ISO's files to check its embed areas: %w", err)
+		return nil, nil, nil, fmt.Errorf("listing the ISO's files to check its embed areas: %w", err)
 	}
-	return files, append(dirs, l.volume.Root), nil
+	return files, append(dirs, l.volume.Root), metadata, nil
 }
 
 // insideAny reports whether a lies inside the extent of one of files that itself lies inside

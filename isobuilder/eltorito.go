@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // The El Torito boot catalog: which boot images a source ISO has, so the rebuild keeps them.
@@ -35,29 +34,20 @@ func (e bootEntry) bootTable(l *LiveISO, f *rebuildFile) bool {
 		int64(binary.LittleEndian.Uint32(b[8:])) == f.srcLen
 }
 
-// elToritoID is the boot system id of the El Torito boot record.
-const elToritoID = "EL TORITO SPECIFICATION"
-
 // readBootCatalog finds the El Torito boot record and returns the catalog's LBA and its boot
 // images. An ISO without one returns 0.
 func readBootCatalog(l *LiveISO) (uint32, []bootEntry, error) {
-	sector := make([]byte, SectorSize)
-	for i := range maxDescriptors {
-		off := int64(descriptorLBA+i) * SectorSize
-		if err := readAt(l, l.size, sector, off); err != nil {
-			return 0, nil, err
-		}
-		if sector[0] == descriptorTerminator {
-			return 0, nil, nil
-		}
-		if sector[0] == descriptorBoot && strings.HasPrefix(string(sector[7:39]), elToritoID) {
+	var catLBA uint32
+	for _, d := range l.volume.Descriptors {
+		if d.BootCatalogLBA != 0 {
+			catLBA = d.BootCatalogLBA
 			break
 		}
 	}
-	if sector[0] != descriptorBoot {
+	if catLBA == 0 {
 		return 0, nil, nil
 	}
-	catLBA := binary.LittleEndian.Uint32(sector[71:75])
+	sector := make([]byte, SectorSize)
 	if err := readAt(l, l.size, sector, int64(catLBA)*SectorSize); err != nil {
 		return 0, nil, fmt.Errorf("El Torito boot catalog at LBA %d: %w", catLBA, err)
 	}

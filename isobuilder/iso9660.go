@@ -63,17 +63,29 @@ func (r Record) displayName() string {
 	return r.Name
 }
 
-// Descriptor is one volume descriptor, for display.
+// Descriptor is one volume descriptor, for display and for the structures that no embed
+// area may overlap.
 type Descriptor struct {
-	Type         string // "primary", "boot", "supplementary", "unknown"
-	TypeCode     byte   // the descriptor's type byte, which tells the unknown ones apart
-	SystemID     string
-	VolumeID     string
-	SpaceSize    uint32 // primary descriptors only: the volume's size in sectors
-	Root         Record // primary descriptors only: the root directory record
-	BootSystemID string // boot records only
-	BootID       string
+	Type      string // "primary", "boot", "supplementary", "unknown"
+	TypeCode  byte   // the descriptor's type byte, which tells the unknown ones apart
+	SystemID  string
+	VolumeID  string
+	SpaceSize uint32 // primary descriptors only: the volume's size in sectors
+	// Root is the root directory record: parsed in primary descriptors; in supplementary
+	// ones (Joliet) only its extent, as nothing reads that tree.
+	Root Record
+	// PathTableSize and PathTables (the sectors of the L and M tables, optional ones
+	// included when present) of primary and supplementary descriptors.
+	PathTableSize uint32
+	PathTables    []uint32
+	BootSystemID  string // boot records only
+	BootID        string
+	// BootCatalogLBA is the El Torito boot catalog's sector; 0 in other boot records.
+	BootCatalogLBA uint32
 }
+
+// elToritoID is the boot system id of the El Torito boot record.
+const elToritoID = "EL TORITO SPECIFICATION"
 
 // Volume is the first primary volume of an ISO. Its methods only read through the
 // io.ReaderAt, so a Volume may be used from several goroutines.
@@ -168,6 +180,9 @@ func parseDescriptor(s []byte) (d Descriptor, err error) {
 		if d.BootID, err = parseString(s[39:71], aString); err != nil {
 			return d, fmt.Errorf("boot record: boot id: %w", err)
 		}
+		if strings.HasPrefix(d.BootSystemID, elToritoID) {
+			d.BootCatalogLBA = binary.LittleEndian.Uint32(s[71:75])
+		}
 	case descriptorPrimary:
 		d.Type = "primary"
 		if err = checkDescriptorHeader(s); err != nil {
@@ -184,13 +199,28 @@ func parseDescriptor(s []byte) (d Descriptor, err error) {
 		if d.Root, err = parseRootRecord(s[156 : 156+rootRecordLen]); err != nil {
 			return d, fmt.Errorf("primary descriptor: root directory record at byte 156: %w", err)
 		}
+		d.PathTableSize, d.PathTables = parsePathTables(s)
 	case descriptorSupplementary:
-		// Joliet: recorded, never used.
+		// Joliet: its tree is never read, but sno-iso must not write over it.
 		d.Type = "supplementary"
+		d.Root = Record{LBA: binary.LittleEndian.Uint32(s[158:162]), Length: binary.LittleEndian.Uint32(s[166:170]), Dir: true}
+		d.PathTableSize, d.PathTables = parsePathTables(s)
 	default:
 		d.Type = "unknown"
 	}
 	return d, nil
+}
+
+// parsePathTables reads the path table size and the sectors of the tables that are present
+// (type L, optional L, type M, optional M) from a primary or supplementary descriptor.
+func parsePathTables(s []byte) (size uint32, sectors []uint32) {
+	for _, lba := range []uint32{binary.LittleEndian.Uint32(s[140:144]), binary.LittleEndian.Uint32(s[144:148]),
+		binary.BigEndian.Uint32(s[148:152]), binary.BigEndian.Uint32(s[152:156])} {
+		if lba != 0 {
+			sectors = append(sectors, lba)
+		}
+	}
+	return binary.LittleEndian.Uint32(s[132:136]), sectors
 }
 
 func checkDescriptorHeader(s []byte) error {

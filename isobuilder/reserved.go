@@ -2,9 +2,7 @@ package isobuilder
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/sno-iso/sno-iso/embed"
 )
@@ -22,38 +20,27 @@ const maxPathTable = 1 << 20
 // reservedAreas lists the structures that the area rule protects besides the system area,
 // the volume descriptors and the primary directories: the path tables, the Joliet root
 // directory, the El Torito boot catalog, the backup GPT at the end of a hybrid image and the
-// ISO's own metadata files (coreos/igninfo.json and the others). Values that point nowhere
-// sensible are skipped: they protect nothing, and reading the ISO is not their check.
-func (l *LiveISO) reservedAreas() ([]reservedArea, error) {
+// ISO's own metadata files (coreos/igninfo.json and the others, metadata as found by
+// extents). Values that point nowhere sensible are skipped: they protect nothing, and
+// reading the ISO is not their check.
+func (l *LiveISO) reservedAreas(metadata []Record) ([]reservedArea, error) {
 	var reserved []reservedArea
 	add := func(name string, offset, length int64) {
 		if length > 0 && offset >= 0 && offset < l.size {
 			reserved = append(reserved, reservedArea{name, embed.Area{Offset: offset, Length: min(length, l.size-offset)}})
 		}
 	}
-	sector := make([]byte, SectorSize)
-	for i, d := range l.volume.Descriptors {
-		if err := readAt(l.base, l.size, sector, int64(descriptorLBA+i)*SectorSize); err != nil {
-			return nil, err
+	for _, d := range l.volume.Descriptors {
+		if d.PathTableSize <= maxPathTable {
+			for _, lba := range d.PathTables {
+				add(fmt.Sprintf("the path table at sector %d", lba), int64(lba)*SectorSize, int64(d.PathTableSize))
+			}
 		}
-		switch d.TypeCode {
-		case descriptorPrimary, descriptorSupplementary:
-			if size := int64(binary.LittleEndian.Uint32(sector[132:136])); size <= maxPathTable {
-				for _, lba := range []uint32{binary.LittleEndian.Uint32(sector[140:144]), binary.LittleEndian.Uint32(sector[144:148]),
-					binary.BigEndian.Uint32(sector[148:152]), binary.BigEndian.Uint32(sector[152:156])} {
-					if lba != 0 {
-						add(fmt.Sprintf("the path table at sector %d", lba), int64(lba)*SectorSize, size)
-					}
-				}
-			}
-			if d.TypeCode == descriptorSupplementary {
-				root := sector[156:]
-				add("the Joliet root directory", int64(binary.LittleEndian.Uint32(root[2:6]))*SectorSize, int64(binary.LittleEndian.Uint32(root[10:14])))
-			}
-		case descriptorBoot:
-			if strings.HasPrefix(d.BootSystemID, elToritoID) {
-				add("the El Torito boot catalog", int64(binary.LittleEndian.Uint32(sector[71:75]))*SectorSize, SectorSize)
-			}
+		if d.TypeCode == descriptorSupplementary {
+			add("the Joliet root directory", d.Root.Offset(), int64(d.Root.Length))
+		}
+		if d.BootCatalogLBA != 0 {
+			add("the El Torito boot catalog", int64(d.BootCatalogLBA)*SectorSize, SectorSize)
 		}
 	}
 	backup, err := l.backupGPT()
@@ -61,14 +48,7 @@ func (l *LiveISO) reservedAreas() ([]reservedArea, error) {
 		return nil, err
 	}
 	reserved = append(reserved, backup...)
-	for _, path := range embed.MetadataPaths {
-		rec, err := l.volume.Lookup(path)
-		var notFound *NotFoundError
-		if errors.As(err, &notFound) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
+	for _, rec := range metadata {
 		add("the metadata file "+rec.displayName(), rec.Offset(), int64(rec.Length))
 	}
 	return reserved, nil
