@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // resource is a Redfish resource as its JSON object.
@@ -143,8 +145,8 @@ func loadMockup(dir string) (map[string]resource, error) {
 }
 
 // MockupDir returns the DMTF mockup tree name (e.g. "public-rackmount1") from
-// $SNO_ISO_REDFISH_MOCKUPS or ../shared/fixtures/redfish beside the repository, or skips the
-// test saying where it looked.
+// $SNO_ISO_REDFISH_MOCKUPS or ../shared/fixtures/redfish beside the repository; without it the
+// test ends through testenv.Missing, saying where it looked.
 func MockupDir(t testing.TB, name string) string {
 	t.Helper()
 	base := os.Getenv("SNO_ISO_REDFISH_MOCKUPS")
@@ -154,7 +156,7 @@ func MockupDir(t testing.TB, name string) string {
 	}
 	dir := filepath.Join(base, name)
 	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		t.Skipf("Redfish mockup %s not found in %s; set SNO_ISO_REDFISH_MOCKUPS to the directory of the DMTF mockups", name, base)
+		testenv.Missing(t, "Redfish mockup %s not found in %s; set SNO_ISO_REDFISH_MOCKUPS to the directory of the DMTF mockups", name, base)
 	}
 	return dir
 }
