@@ -31,10 +31,7 @@ func runReporter(t *testing.T, shell []string, url, journal string, env []string
 			t.Fatal(err)
 		}
 	}
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		testenv.Missing(t, "curl (Debian package curl)")
-	}
+	curl := testenv.Tool(t, "curl", "curl")
 	for _, tool := range []string{"tr", "sed", "awk", "tail", "mktemp", "cat", "rm", "printf", "dirname", "mkdir"} {
 		if p, err := exec.LookPath(tool); err == nil {
 			os.Symlink(p, filepath.Join(bin, tool))
