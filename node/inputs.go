@@ -15,6 +15,7 @@ import (
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // The files of a node directory, the layout serve reads.
@@ -40,6 +41,9 @@ type Inputs struct {
 	NetworkKeyfiles []string
 	// Customizations replace sno.yaml's list when not nil.
 	Customizations []string
+	// ReportURL, when set, makes the node report its install's phases there (see package
+	// progress).
+	ReportURL string
 }
 
 // DirInputs are the inputs of a node directory: dir/bootstrap-in-place-for-live-iso.ign and,
@@ -73,6 +77,8 @@ type Sources struct {
 	Customizations []*coreos.Customization
 	// CustomizationWarnings are the customizations' warnings, for the user.
 	CustomizationWarnings []string
+	// ReportURL is Inputs.ReportURL.
+	ReportURL string
 }
 
 // Load reads every input of the node. files lists what it read or looked for, also on
@@ -93,7 +99,12 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 			}
 		}
 	}
-	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition}
+	if in.ReportURL != "" {
+		if err := progress.CheckURL(in.ReportURL); err != nil {
+			return nil, files, err
+		}
+	}
+	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition, ReportURL: in.ReportURL}
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -63,4 +65,22 @@ func splitPath(p string) (token, node string, ok bool) {
 		return "", "", false
 	}
 	return token, node, true
+}
+
+// CheckURL checks a report URL given by hand: http or https, with a host, ending in /report.
+func CheckURL(u string) error {
+	parsed, err := url.Parse(u)
+	switch {
+	case err != nil:
+		return fmt.Errorf("report URL %q: %w", u, err)
+	case parsed.Scheme != "http" && parsed.Scheme != "https":
+		return fmt.Errorf("report URL %q: not http or https", u)
+	case parsed.Host == "":
+		return fmt.Errorf("report URL %q has no host", u)
+	case !strings.HasSuffix(parsed.Path, reportSuffix) || parsed.RawQuery != "" || parsed.Fragment != "":
+		return fmt.Errorf("report URL %q does not end in %s: give the URL `sno-iso serve urls` prints for the node", u, reportSuffix)
+	case strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return fmt.Errorf("report URL %q has spaces or control characters", u)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,6 +33,7 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "live-karg-delete", Usage: "kernel argument `KARG` to remove from the live system's (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
 		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node unless --copy-network=false (repeatable)"},
+		&cli.StringFlag{Name: "report-url", Usage: "the node reports its install's phases to `URL`, its report URL from `sno-iso serve urls` (see sno-iso wait)"},
 	}
 }
 
@@ -57,6 +59,11 @@ func checkNodeFlags(c *cli.Context) error {
 			return usagef("--reboot-delay %v", err)
 		}
 	}
+	if c.IsSet("report-url") {
+		if err := reports.CheckURL(c.String("report-url")); err != nil {
+			return usagef("--report-url: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -68,6 +75,7 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 		ConfigPath:        c.String("config"),
 		InstallConfigPath: c.String("install-config"),
 		AllowAnyIgnition:  c.Bool("allow-any-ignition"),
+		ReportURL:         c.String("report-url"),
 	}
 	f := &in.Overrides
 	f.Disk = c.String("installation-disk")
