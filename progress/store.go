@@ -200,3 +200,7 @@ func readRecords(r io.Reader) ([]Record, error) {
 	}
 	return records, nil
 }
+
+// DirName is the directory of a nodes directory where a server keeps its nodes' records in a
+// FileStore; a name starting with a dot is never taken for a node.
+const DirName = ".progress"
