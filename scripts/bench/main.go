@@ -2,7 +2,7 @@
 
 // Command bench measures sno-iso against the physical limit, `cp` of the same file, in one
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
-// It prints a Markdown table for the README.
+// It prints Markdown tables for docs/performance.md.
 //
 //	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download|fleet]
 //
