@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 func writeFile(t *testing.T, path, content string) string {
@@ -236,7 +238,7 @@ output:
 func TestReadmeExampleParses(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
-		t.Skipf("no README.md beside the package: %v", err)
+		testenv.Missing(t, "no README.md beside the package: %v", err)
 	}
 	_, section, found := strings.Cut(string(readme), "## sno.yaml")
 	_, block, found2 := strings.Cut(section, "```yaml\n")

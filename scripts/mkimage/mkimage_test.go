@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 const testVersion = "v0.0.0-image-test"
@@ -74,9 +76,7 @@ func writeTestImage(t *testing.T, bin string) string {
 
 func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed (scripts/install-deps installs it)", name)
-	}
+	testenv.Tool(t, name, name)
 }
 
 // TestImageConfig reads the archive with skopeo, as podman would: the platform, the
@@ -214,10 +214,7 @@ func TestImageRefusesWrongBinaries(t *testing.T) {
 	}
 
 	// The system's ls is a dynamically linked program of this architecture.
-	dynamic, err := exec.LookPath("ls")
-	if err != nil {
-		t.Skip("no ls to try a dynamically linked program")
-	}
+	dynamic := testenv.Tool(t, "ls", "coreutils")
 	_, err = index([]string{"linux/" + runtime.GOARCH + "=" + dynamic}, metadata{version: testVersion})
 	if err == nil || !strings.Contains(err.Error(), "dynamically linked") {
 		t.Errorf("a dynamically linked binary: %v", err)
