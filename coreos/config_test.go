@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 )
 
 func writeFile(t *testing.T, path, content string) string {

@@ -223,10 +223,7 @@ func TestImageRefusesWrongBinaries(t *testing.T) {
 	}
 
 	// The system's ls is a dynamically linked program of this architecture.
-	dynamic, err := exec.LookPath("ls")
-	if err != nil {
-		t.Skip("no ls to try a dynamically linked program")
-	}
+	dynamic := testenv.Tool(t, "ls", "coreutils")
 	_, err = index([]string{"linux/" + runtime.GOARCH + "=" + dynamic}, metadata{version: testVersion})
 	if err == nil || !strings.Contains(err.Error(), "dynamically linked") {
 		t.Errorf("a dynamically linked binary: %v", err)
