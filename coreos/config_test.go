@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 func writeFile(t *testing.T, path, content string) string {
