@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	reports "github.com/sno-iso/sno-iso/progress"
-	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
 
@@ -141,9 +141,9 @@ func reportSource(c *cli.Context, nodesDir, name string) (func(context.Context) 
 	}
 	secretFile := c.String("secret-file")
 	if secretFile == "" {
-		secretFile = filepath.Join(nodesDir, serve.SecretFileName)
+		secretFile = capability.SecretPath(nodesDir)
 	}
-	secret, err := serve.ReadSecretFile(secretFile)
+	secret, err := capability.ReadSecretFile(secretFile)
 	if err != nil {
 		return nil, "", secretAdvice(err)
 	}
