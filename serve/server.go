@@ -23,6 +23,7 @@ import (
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // prepareFunc prepares the node whose files are in dir. inputs are the files it read or
@@ -30,11 +31,6 @@ import (
 // again, so a fixed file is picked up without a restart.
 type prepareFunc func(dir string) (n *node.Node, inputs []string, err error)
 
-// prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
-// build` and `sno-iso pxe build` make of the same files.
-func prepareDir(dir string) (*node.Node, []string, error) {
-	return node.Load(node.DirInputs(dir))
-}
 
 // Config says what a Server serves.
 type Config struct {
@@ -83,6 +79,13 @@ type Config struct {
 	// RotationGrace is how long the tokens of a replaced secret keep working when the new
 	// file does not carry the old key itself (as capability.RotateSecretFile writes it).
 	RotationGrace time.Duration
+	// ReportStore keeps the nodes' progress reports; nil means a progress.FileStore in the
+	// nodes directory's progress.DirName. An open server takes no reports. With BaseURL
+	// set, the media carry their node's report URL.
+	ReportStore progress.Store
+	// OnReport, when set, is told of each report recorded: the eject of a node's virtual
+	// media once it reported progress.InstallDone, for one.
+	OnReport func(node string, rec progress.Record)
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
@@ -128,6 +131,7 @@ type Server struct {
 	originRetry time.Time
 	secret      *capability.Source // nil for an open server
 	fetches     fetchLog
+	reports     *reports // nil for an open server
 }
 
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
@@ -135,9 +139,10 @@ var ErrNodesNotDir = errors.New("the nodes directory is not a directory")
 
 // New parses the ISO and checks the nodes directory.
 func New(cfg Config) (*Server, error) {
-	return newServer(cfg, prepareDir)
+	return newServer(cfg, nil)
 }
 
+// newServer makes a Server that prepares nodes with prepare, or prepareDir when nil.
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
@@ -195,10 +200,18 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
-		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
+	s := &Server{
+		cfg: cfg, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		ctx: ctx, cancel: cancel, iso: iso, nodes: map[string]*nodeEntry{}, metrics: m, secret: secret,
-	}, nil
+	}
+	if secret != nil {
+		s.newReports()
+	}
+	s.prepare = prepare
+	if prepare == nil {
+		s.prepare = s.prepareDir
+	}
+	return s, nil
 }
 
 // Close stops minimal and grown ISO builds, releases the ISO and removes the minimal and
@@ -259,7 +272,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	var err error
-	aborted := false
+	report := s.reports != nil && progress.IsReportPath(r.URL.Path)
+	aborted := report // a report is no fetch for the index
 	s.metrics.inFlight.Inc()
 	defer func() {
 		s.metrics.inFlight.Dec()
@@ -269,6 +283,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 		}
 	}()
+	if report {
+		s.serveReport(lw, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		lw.Header().Set("Allow", "GET, HEAD")
 		http.Error(lw, r.Method+" is not allowed: this server only answers GET and HEAD", http.StatusMethodNotAllowed)
