@@ -17,9 +17,13 @@ type BMC struct {
 	SystemID string
 	// Insecure skips verifying the BMC's TLS certificate.
 	Insecure bool
+	// EjectAfterInstall (`ejectAfterInstall`) takes the virtual media away and clears the boot
+	// override once the node reports its disk written; nil means: when the BMC's credentials
+	// are known.
+	EjectAfterInstall *bool
 }
 
-var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure"}
+var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure", "ejectAfterInstall"}
 
 func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 	b := &BMC{}
@@ -45,6 +49,10 @@ func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 			b.SystemID, err = p.str(v, bmcKey+".systemID")
 		case "insecure":
 			b.Insecure, err = p.boolean(v, bmcKey+".insecure")
+		case "ejectAfterInstall":
+			var eject bool
+			eject, err = p.boolean(v, bmcKey+".ejectAfterInstall")
+			b.EjectAfterInstall = &eject
 		}
 		return err
 	}); err != nil {

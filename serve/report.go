@@ -39,7 +39,7 @@ func (s *Server) newReports() {
 			s.log.Printf("node %s reported %s from %s", node, rec, rec.From)
 			rp.phase.WithLabelValues(node, string(rec.Phase)).Set(float64(rec.Time.Unix()))
 			if s.cfg.OnReport != nil {
-				s.cfg.OnReport(node, rec)
+				s.cfg.OnReport(node, rec, s.log.Printf)
 			}
 		},
 		Problem: func(node string, err error) { s.log.Printf("node %s: a report was not kept: %v", node, err) },
@@ -72,15 +72,15 @@ func ReportURL(baseURL string, key []byte, name string) string {
 
 // prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
 // build` and `sno-iso pxe build` make of the same files, with --report-url set to the node's
-// report URL when the server takes reports and knows its BaseURL. The secret's file is then
+// report URL when the server takes reports and has a ReportBaseURL. The secret's file is then
 // one more input: a rotation prepares the node again, with the new token.
 func (s *Server) prepareDir(dir string) (*node.Node, []string, error) {
 	in := node.DirInputs(dir)
-	if s.reports == nil || s.cfg.BaseURL == "" {
+	if s.reports == nil || s.cfg.ReportBaseURL == "" {
 		return node.Load(in)
 	}
 	secret, _ := s.secret.Current(time.Now())
-	in.ReportURL = ReportURL(s.cfg.BaseURL, secret.Key, filepath.Base(dir))
+	in.ReportURL = ReportURL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
 	n, inputs, err := node.Load(in)
 	return n, append(inputs, s.secret.Path()), err
 }

@@ -17,7 +17,9 @@ import (
 func TestServeRecordsReports(t *testing.T) {
 	var heard []string
 	h := newHarness(t, "", map[string]string{"a": configA, "b": configB}, func(c *testSetup) {
-		c.OnReport = func(node string, rec progress.Record) { heard = append(heard, node+" "+string(rec.Phase)) }
+		c.OnReport = func(node string, rec progress.Record, _ func(string, ...any)) {
+			heard = append(heard, node+" "+string(rec.Phase))
+		}
 	})
 	key := h.srv.publishedSecret().Key
 	post := func(path, body string) int {

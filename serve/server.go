@@ -31,7 +31,6 @@ import (
 // again, so a fixed file is picked up without a restart.
 type prepareFunc func(dir string) (n *node.Node, inputs []string, err error)
 
-
 // Config says what a Server serves.
 type Config struct {
 	// ISO is the pristine live ISO: a path, or an http(s) URL of an origin that answers
@@ -80,12 +79,15 @@ type Config struct {
 	// file does not carry the old key itself (as capability.RotateSecretFile writes it).
 	RotationGrace time.Duration
 	// ReportStore keeps the nodes' progress reports; nil means a progress.FileStore in the
-	// nodes directory's progress.DirName. An open server takes no reports. With BaseURL
-	// set, the media carry their node's report URL.
+	// nodes directory's progress.DirName. An open server takes no reports.
 	ReportStore progress.Store
-	// OnReport, when set, is told of each report recorded: the eject of a node's virtual
-	// media once it reported progress.InstallDone, for one.
-	OnReport func(node string, rec progress.Record)
+	// ReportBaseURL is the http(s) URL at which nodes reach this server to report: their media
+	// carry their report URL under it. Empty: the media carry none (a node built with
+	// --report-url still reports).
+	ReportBaseURL string
+	// OnReport, when set, is told of each report recorded, with the server's log: the eject
+	// of a node's virtual media once it reported progress.InstallDone, for one.
+	OnReport func(node string, rec progress.Record, logf func(format string, args ...any))
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each

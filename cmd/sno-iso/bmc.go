@@ -19,6 +19,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/node"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/redfish"
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
@@ -63,6 +64,8 @@ func bmcCommand() *cli.Command {
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
 					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
 					&cli.BoolFlag{Name: "wait", Usage: "wait until the server reports power on"},
+					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and clear the boot override"},
+					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after `DURATION`"},
 				),
 				Action: bmcBoot,
 			},
@@ -305,7 +308,10 @@ func bmcBoot(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+	if c.Bool("eject-after-install") && c.String("node") == "" {
+		return usagef("--eject-after-install needs --node: the node's reports say when its disk is written")
+	}
+	err = runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
 		image, err := bootImageURL(c, t)
 		if err != nil {
 			return nil, err
@@ -324,6 +330,19 @@ func bmcBoot(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "Booting %s from %s: its BMC fetches the ISO from there now\n", res.System, image)
 		}
 		return res, nil
+	})
+	if err != nil || !c.Bool("eject-after-install") {
+		return err
+	}
+	if err := followNode(c, c.String("node"), reports.InstallDone, c.Duration("install-timeout"), 2*time.Second); err != nil {
+		return err
+	}
+	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+		res, err := client.EjectAfterInstall(ctx, t.system)
+		if err == nil {
+			fmt.Fprintf(c.App.ErrWriter, "Node %s installed: %s\n", t.node, describeEject(res))
+		}
+		return res, err
 	})
 }
 

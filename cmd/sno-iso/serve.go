@@ -116,8 +116,14 @@ func serveNodes(c *cli.Context) error {
 		return err
 	}
 	defer ln.Close()
+	// The nodes report to the URL they reach the server at: --base-url, else the address it
+	// listens on unless that is this machine's loopback, which no node reaches.
+	reportBase := baseURL
 	if baseURL == "" {
 		baseURL = listenURL(ln.Addr(), tlsConfig != nil)
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+			reportBase = baseURL
+		}
 	}
 	srv, err := serve.New(serve.Config{
 		ISO:            c.String("iso"),
@@ -133,6 +139,8 @@ func serveNodes(c *cli.Context) error {
 		Open:           c.Bool("open"),
 		SecretFile:     c.String("secret-file"),
 		RotationGrace:  c.Duration("rotation-grace"),
+		ReportBaseURL:  reportBase,
+		OnReport:       ejectOnInstallDone(c),
 	})
 	if err != nil {
 		return secretAdvice(err)

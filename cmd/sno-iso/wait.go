@@ -55,23 +55,29 @@ func waitAction(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 || c.Duration("interval") <= 0 {
 		return usagef("--timeout and --interval must be positive")
 	}
-	dir, err := filepath.Abs(c.String("node"))
+	return followNode(c, c.String("node"), target, c.Duration("timeout"), c.Duration("interval"))
+}
+
+// followNode prints the phases the node in dir reports until it reaches target (nil), reports
+// a failure or timeout passes (an error, after the failing unit's journal).
+func followNode(c *cli.Context, nodeDir string, target reports.Phase, timeout, interval time.Duration) error {
+	dir, err := filepath.Abs(nodeDir)
 	if err != nil {
 		return err
 	}
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("--node %s is not a node's directory: give the directory sno-iso serve serves the node from", c.String("node"))
+		return fmt.Errorf("--node %s is not a node's directory: give the directory sno-iso serve serves the node from", nodeDir)
 	}
 	nodesDir, name := filepath.Dir(dir), filepath.Base(dir)
 	records, where, err := reportSource(c, nodesDir, name)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	ctx, cancel := context.WithTimeout(c.Context, timeout)
 	defer cancel()
-	fmt.Fprintf(c.App.ErrWriter, "Waiting up to %s for node %s to reach %s (reports from %s)\n", shortDuration(c.Duration("timeout")), name, target, where)
+	fmt.Fprintf(c.App.ErrWriter, "Waiting up to %s for node %s to reach %s (reports from %s)\n", shortDuration(timeout), name, target, where)
 	var lastProblem string
-	rec, err := reports.Wait(ctx, records, target, c.Duration("interval"),
+	rec, err := reports.Wait(ctx, records, target, interval,
 		func(r reports.Record) { fmt.Fprintf(c.App.Writer, "%s %s\n", name, r) },
 		func(err error) {
 			if msg := err.Error(); msg != lastProblem {
@@ -80,7 +86,7 @@ func waitAction(c *cli.Context) error {
 			}
 		})
 	var failed *reports.FailedError
-	var timeout *reports.TimeoutError
+	var timedOut *reports.TimeoutError
 	switch {
 	case errors.As(err, &failed):
 		if rec.Log != "" {
@@ -90,8 +96,8 @@ func waitAction(c *cli.Context) error {
 			}
 		}
 		return fmt.Errorf("node %s: %w", name, err)
-	case errors.As(err, &timeout):
-		return fmt.Errorf("node %s did not reach %s within %s: %s", name, target, shortDuration(c.Duration("timeout")), lastPhase(timeout.Reached))
+	case errors.As(err, &timedOut):
+		return fmt.Errorf("node %s did not reach %s within %s: %s", name, target, shortDuration(timeout), lastPhase(timedOut.Reached))
 	case err != nil:
 		return err
 	}
