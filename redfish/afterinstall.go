@@ -25,20 +25,33 @@ func (c *Client) EjectAfterInstall(ctx context.Context, system string) (*AfterIn
 	if err != nil {
 		return res, err
 	}
-	if sys.Boot.Enabled == "" || sys.Boot.Enabled == "Disabled" {
+	// A System with a settings object may hold a pending override the System does not show
+	// yet: it is cleared whatever the System says.
+	pending := sys.Settings != nil && sys.Settings.SettingsObject.ID != ""
+	if !pending && (sys.Boot.Enabled == "" || sys.Boot.Enabled == "Disabled") {
 		c.progress(StepBoot, "no boot override to clear")
 		return res, nil
 	}
-	where := sys.Path
-	if sys.Settings != nil && sys.Settings.SettingsObject.ID != "" {
-		where = strings.TrimRight(sys.Settings.SettingsObject.ID, "/")
+	// Target and Enabled together: some BMCs refuse one without the other. The target stays:
+	// not every BMC lists None (sushy-tools does not).
+	target := sys.Boot.Target
+	if target == "" {
+		target = "None"
 	}
-	// Target and Enabled together: some BMCs refuse one without the other.
-	boot := map[string]any{"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled"}
-	if err := c.patch(ctx, where, map[string]any{"Boot": boot}); err != nil {
+	boot := map[string]any{"BootSourceOverrideTarget": target, "BootSourceOverrideEnabled": "Disabled"}
+	if err := c.patch(ctx, bootSettingsPath(sys), map[string]any{"Boot": boot}); err != nil {
 		return res, err
 	}
 	c.progress(StepBoot, "boot override cleared")
 	res.OverrideCleared = true
 	return res, nil
+}
+
+// bootSettingsPath is where the System's Boot is written: its settings object when it has
+// one, else the System.
+func bootSettingsPath(sys *System) string {
+	if sys.Settings != nil && sys.Settings.SettingsObject.ID != "" {
+		return strings.TrimRight(sys.Settings.SettingsObject.ID, "/")
+	}
+	return sys.Path
 }
