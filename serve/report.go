@@ -61,9 +61,9 @@ func (s *Server) reportKeys() [][]byte {
 	return keys
 }
 
-// ReportURL is node's report URL on a server that nodes reach at baseURL, with the key
+// reportURL is node's report URL on a server that nodes reach at baseURL, with the key
 // of the server's secret; "" for an open server (nil key).
-func ReportURL(baseURL string, key []byte, name string) string {
+func reportURL(baseURL string, key []byte, name string) string {
 	if key == nil || baseURL == "" {
 		return ""
 	}
@@ -80,7 +80,7 @@ func (s *Server) prepareDir(dir string) (*node.Node, []string, error) {
 		return node.Load(in)
 	}
 	secret, _ := s.secret.Current(time.Now())
-	in.ReportURL = ReportURL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
+	in.ReportURL = reportURL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
 	n, inputs, err := node.Load(in)
 	return n, append(inputs, s.secret.Path()), err
 }

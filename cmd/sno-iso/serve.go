@@ -8,6 +8,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/node"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
@@ -140,6 +141,7 @@ func serveNodes(c *cli.Context) error {
 		SecretFile:     c.String("secret-file"),
 		RotationGrace:  c.Duration("rotation-grace"),
 		ReportBaseURL:  reportBase,
+		ReportStore:    reportStore(c),
 		OnReport:       ejectOnInstallDone(c),
 	})
 	if err != nil {
@@ -192,4 +194,14 @@ func listenURL(addr net.Addr, tls bool) string {
 		return ""
 	}
 	return schemeOf(tls) + tcp.String()
+}
+
+// reportStore keeps the nodes' reports in the nodes directory, unless the secret is given
+// (a fleet replica, over a read-only nodes directory): then in memory, the server's log and
+// its sno_iso_node_phase metrics carrying them on.
+func reportStore(c *cli.Context) reports.Store {
+	if c.IsSet("secret-file") {
+		return &reports.MemoryStore{}
+	}
+	return nil
 }
