@@ -42,8 +42,9 @@ type Inputs struct {
 	// Customizations replace sno.yaml's list when not nil.
 	Customizations []string
 	// ReportURL, when set, makes the node report its install's phases there (see package
-	// progress).
+	// progress); ReportCA is the PEM certificate that verifies an https one's server.
 	ReportURL string
+	ReportCA  []byte
 }
 
 // DirInputs are the inputs of a node directory: dir/bootstrap-in-place-for-live-iso.ign and,
@@ -77,8 +78,9 @@ type Sources struct {
 	Customizations []*coreos.Customization
 	// CustomizationWarnings are the customizations' warnings, for the user.
 	CustomizationWarnings []string
-	// ReportURL is Inputs.ReportURL.
+	// ReportURL and ReportCA are the Inputs'.
 	ReportURL string
+	ReportCA  []byte
 }
 
 // Load reads every input of the node. files lists what it read or looked for, also on
@@ -104,7 +106,8 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 			return nil, files, err
 		}
 	}
-	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition, ReportURL: in.ReportURL}
+	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition,
+		ReportURL: in.ReportURL, ReportCA: in.ReportCA}
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}

@@ -44,7 +44,7 @@ func Prepare(src *Sources) (*Node, error) {
 	}
 	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations}
 	if src.ReportURL != "" {
-		opts.Report = &progress.Hooks{URL: src.ReportURL}
+		opts.Report = &progress.Hooks{URL: src.ReportURL, CA: src.ReportCA}
 	}
 	live, warnings, err := coreos.PrepareLiveIgnition(src.Ignition, opts)
 	if err != nil {

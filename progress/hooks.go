@@ -1,6 +1,11 @@
 package progress
 
-import "fmt"
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+)
 
 // Where the hooks live on the node.
 const (
@@ -8,6 +13,8 @@ const (
 	ReporterPath = "/usr/local/bin/sno-iso-report"
 	// URLPath holds the node's report URL; it carries the report token, so only root reads it.
 	URLPath = "/etc/sno-iso/report-url"
+	// CAPath holds the certificate an https report URL's server is verified with, when given.
+	CAPath = "/etc/sno-iso/report-ca.pem"
 	// LiveUnit reports LiveBooted once the live system is on the network, and Rebooting when
 	// it shuts down for the reboot into the installed system.
 	LiveUnit = "sno-iso-report-live.service"
@@ -31,6 +38,9 @@ const (
 // Hooks makes the files and units that report a node's phases to URL.
 type Hooks struct {
 	URL string
+	// CA, when set, is the PEM certificate that verifies the server of an https URL: a
+	// self-signed server certificate, or the root of its chain.
+	CA []byte
 }
 
 // File is a file the hooks need on the node.
@@ -113,10 +123,14 @@ func ScriptCall(phase Phase) string {
 }
 
 func (h Hooks) files() []File {
-	return []File{
+	files := []File{
 		{Path: ReporterPath, Mode: 0o755, Data: []byte(reporterScript)},
 		{Path: URLPath, Mode: 0o600, Data: []byte(h.URL + "\n")},
 	}
+	if len(h.CA) > 0 {
+		files = append(files, File{Path: CAPath, Mode: 0o644, Data: h.CA})
+	}
+	return files
 }
 
 // reporterScript sends one report with curl and always exits 0: a report that cannot be sent
@@ -129,6 +143,8 @@ var reporterScript = fmt.Sprintf(`#!/bin/sh
 #                                         else "failed" with its exit status and journal
 # The protocol is in sno-iso's docs/progress.md.
 url=$(cat %[1]s 2>/dev/null) || exit 0
+cacert=
+[ ! -f %[7]s ] || cacert=%[7]s
 marker= unit= status= phase=
 case ${1:-} in
 --once) marker=$2; phase=$3 ;;
@@ -169,10 +185,32 @@ trap 'rm -f "$tmp"' EXIT
 
 if curl --silent --show-error --fail --connect-timeout %[4]d --max-time %[5]d \
 	--retry %[6]d --retry-delay 1 --retry-connrefused \
-	--header 'Content-Type: application/json' --data-binary "@$tmp" --output /dev/null "$url"; then
+	${cacert:+--cacert "$cacert"} --header 'Content-Type: application/json' --data-binary "@$tmp" --output /dev/null "$url"; then
 	[ -z "$marker" ] || { mkdir -p "$(dirname "$marker")" && : >"$marker"; }
 else
 	echo "sno-iso-report: could not report $phase; going on without" >&2
 fi
 exit 0
-`, URLPath, logLines, MaxLog, connectTimeout, maxTime, retries)
+`, URLPath, logLines, MaxLog, connectTimeout, maxTime, retries, CAPath)
+
+// TrustAnchor is the certificate of a PEM chain (a server's --tls-cert file) that verifies
+// it: the last one, the root of the chain or a self-signed certificate itself.
+func TrustAnchor(chain []byte) ([]byte, error) {
+	var last *pem.Block
+	for rest := chain; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			last = b
+		}
+	}
+	if last == nil {
+		return nil, errors.New("no PEM certificate")
+	}
+	if _, err := x509.ParseCertificate(last.Bytes); err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(last), nil
+}

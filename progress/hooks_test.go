@@ -1,6 +1,8 @@
 package progress
 
 import (
+	"encoding/pem"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +16,24 @@ import (
 // that prints journal, and the given environment (what systemd sets for ExecStopPost).
 func runReporter(t *testing.T, shell []string, url, journal string, env []string, args ...string) string {
 	t.Helper()
+	return runReporterCA(t, shell, url, nil, journal, env, args...)
+}
+
+// runReporterCA is runReporter with the certificate of an https URL's server.
+func runReporterCA(t *testing.T, shell []string, url string, ca []byte, journal string, env []string, args ...string) string {
+	t.Helper()
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	script := strings.ReplaceAll(reporterScript, URLPath, filepath.Join(root, "report-url"))
+	script = strings.ReplaceAll(script, CAPath, filepath.Join(root, "ca.pem"))
+	if ca != nil {
+		if err := os.WriteFile(filepath.Join(root, "ca.pem"), ca, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	files := map[string]string{
 		filepath.Join(root, "sno-iso-report"): script,
 		filepath.Join(root, "report-url"):     url + "\n",
@@ -115,5 +129,30 @@ func TestReporterOnce(t *testing.T) {
 	}
 	if recs, _ := store.Records("sno"); len(recs) != 1 || recs[0].Phase != InstalledBooted {
 		t.Fatalf("%v", recs)
+	}
+}
+
+// Over https the reporter verifies the server with the certificate the hooks carry, and
+// sends nothing to a server it cannot verify.
+func TestReporterHTTPS(t *testing.T) {
+	store := &MemoryStore{}
+	h := &Handler{Keys: func() [][]byte { return [][]byte{testKey} }, Known: func(string) bool { return true }, Store: store}
+	srv := httptest.NewTLSServer(h)
+	defer srv.Close()
+	ca, err := TrustAnchor(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := URL(srv.URL, testKey, "sno")
+	out := runReporterCA(t, []string{"/bin/sh"}, url, nil, "", nil, "live-booted")
+	if recs, _ := store.Records("sno"); len(recs) != 0 || !strings.Contains(out, "could not report") {
+		t.Fatalf("reported to an unverified server: %v %s", recs, out)
+	}
+	runReporterCA(t, []string{"/bin/sh"}, url, ca, "", nil, "live-booted")
+	if recs, _ := store.Records("sno"); len(recs) != 1 {
+		t.Fatalf("not reported with the CA: %v", recs)
+	}
+	if _, err := TrustAnchor([]byte("not PEM")); err == nil {
+		t.Error("TrustAnchor accepted no certificate")
 	}
 }

@@ -81,6 +81,7 @@ func (s *Server) prepareDir(dir string) (*node.Node, []string, error) {
 	}
 	secret, _ := s.secret.Current(time.Now())
 	in.ReportURL = reportURL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
+	in.ReportCA = s.cfg.ReportCA
 	n, inputs, err := node.Load(in)
 	return n, append(inputs, s.secret.Path()), err
 }

@@ -85,6 +85,8 @@ type Config struct {
 	// carry their report URL under it. Empty: the media carry none (a node built with
 	// --report-url still reports).
 	ReportBaseURL string
+	// ReportCA is the PEM certificate the nodes verify an https ReportBaseURL with.
+	ReportCA []byte
 	// OnReport, when set, is told of each report recorded, with the server's log: the eject
 	// of a node's virtual media once it reported progress.InstallDone, for one.
 	OnReport func(node string, rec progress.Record, logf func(format string, args ...any))

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	reports "github.com/sno-iso/sno-iso/progress"
@@ -34,11 +35,12 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
 		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node unless --copy-network=false (repeatable)"},
 		&cli.StringFlag{Name: "report-url", Usage: "the node reports its install's phases to `URL`, its report URL from `sno-iso serve urls` (see sno-iso wait)"},
+		&cli.StringFlag{Name: "report-ca", Usage: "PEM `FILE` that verifies an https --report-url's server: its self-signed certificate, or its chain's root"},
 	}
 }
 
 // nodeFileFlags are the node options that name files to read.
-var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile"}
+var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile", "report-ca"}
 
 // checkNodeFlags refuses, as usage errors naming the flag, what the node options' values
 // alone tell is wrong: - for a node's input file (a node's inputs are files, read again when
@@ -123,7 +125,12 @@ func openNode(c *cli.Context) (iso *isobuilder.LiveISO, isoPath string, n *node.
 	if iso, err = openISOToCopy(c, isoPath); err != nil {
 		return nil, "", nil, nil, err
 	}
-	n, files, err := node.Load(nodeInputsFromFlags(c))
+	in := nodeInputsFromFlags(c)
+	if in.ReportCA, err = readReportCA(c.String("report-ca")); err != nil {
+		iso.Close()
+		return nil, "", nil, nil, fmt.Errorf("--report-ca: %w", err)
+	}
+	n, files, err := node.Load(in)
 	if err != nil {
 		iso.Close()
 		return nil, "", nil, nil, err
@@ -148,4 +155,21 @@ func nodeError(err error, isoPath string) error {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	return err
+}
+
+// readReportCA is the certificate of the PEM file path that verifies an https report URL's
+// server (nil for no file).
+func readReportCA(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	chain, err := input.ReadFile(path, maxCAFile, "a PEM certificate")
+	if err != nil {
+		return nil, err
+	}
+	ca, err := reports.TrustAnchor(chain)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ca, nil
 }

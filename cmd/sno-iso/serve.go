@@ -126,6 +126,12 @@ func serveNodes(c *cli.Context) error {
 			reportBase = baseURL
 		}
 	}
+	var reportCA []byte
+	if tlsConfig != nil && reportBase != "" {
+		if reportCA, err = readReportCA(c.String("tls-cert")); err != nil {
+			return fmt.Errorf("--tls-cert: %w", err)
+		}
+	}
 	srv, err := serve.New(serve.Config{
 		ISO:            c.String("iso"),
 		NodesDir:       c.String("nodes"),
@@ -142,6 +148,7 @@ func serveNodes(c *cli.Context) error {
 		RotationGrace:  c.Duration("rotation-grace"),
 		ReportBaseURL:  reportBase,
 		ReportStore:    reportStore(c),
+		ReportCA:       reportCA,
 		OnReport:       ejectOnInstallDone(c),
 	})
 	if err != nil {
