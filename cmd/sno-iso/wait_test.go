@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/node"
 	reports "github.com/sno-iso/sno-iso/progress"
+	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
 
 // wait reads what a local serve recorded beside the node: it prints the phases, exits 0 at
@@ -45,5 +48,29 @@ func TestWaitLocalReports(t *testing.T) {
 	}
 	if r := sno(t, nil, "wait", "--node", dir, "--for", "failed"); r.code != 2 {
 		t.Errorf("--for failed: exit %d, want a usage error", r.code)
+	}
+}
+
+// bmc boot --eject-after-install boots the node, stays until serve has its install-done,
+// then ejects the media itself.
+func TestBMCBootEjectAfterInstall(t *testing.T) {
+	bmc := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
+	nodes := t.TempDir()
+	dir := writeBMCNode(t, nodes, "sno", bmc.URL()+bmc.SystemPath(), serveSnoYAML)
+	if err := os.WriteFile(filepath.Join(dir, node.DirIgnition), bipConfigBytes(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--iso", fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), "--nodes", nodes)
+	store := &reports.FileStore{Dir: filepath.Join(nodes, reports.DirName)}
+	if _, err := store.Add("sno", reports.Record{Report: reports.Report{Phase: reports.InstallDone}, Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r := snoEnv(t, nil, bmcArgs("boot", "--node", dir, "--serve-url", s.url, "--eject-after-install", "--install-timeout", "1m")...)
+	slot := bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")
+	if r.code != 0 || slot["Inserted"] == true || !strings.Contains(string(r.stderr), "Node sno installed: ejected 1 virtual media") {
+		t.Fatalf("exit %d, slot inserted %v:\n%s", r.code, slot["Inserted"], r.stderr)
+	}
+	if r := snoEnv(t, nil, bmcArgs("boot", "--bmc", bmc.URL(), "--iso-url", "http://192.0.2.1/x.iso", "--eject-after-install")...); r.code != 2 {
+		t.Errorf("--eject-after-install without --node: exit %d, want a usage error", r.code)
 	}
 }
