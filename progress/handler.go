@@ -35,7 +35,10 @@ type Status struct {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, node, ok := splitPath(r.URL.Path)
-	if !ok || !h.Known(node) || !Accepts(h.Keys(), node, token) {
+	// Both checks always: the answer's timing does not tell a known node from a bad token.
+	accepted := Accepts(h.Keys(), node, token)
+	known := ok && h.Known(node)
+	if !accepted || !known {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}

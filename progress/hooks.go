@@ -145,7 +145,7 @@ var reporterScript = fmt.Sprintf(`#!/bin/sh
 url=$(cat %[1]s 2>/dev/null) || exit 0
 cacert=
 [ ! -f %[7]s ] || cacert=%[7]s
-marker= unit= status= phase=
+marker='' unit='' status='' phase=''
 case ${1:-} in
 --once) marker=$2; phase=$3 ;;
 --stopped)

@@ -156,3 +156,13 @@ func TestReporterHTTPS(t *testing.T) {
 		t.Error("TrustAnchor accepted no certificate")
 	}
 }
+
+// The reporter is plain POSIX sh that shellcheck finds nothing in.
+func TestReporterShellcheck(t *testing.T) {
+	shellcheck := testenv.Tool(t, "shellcheck", "shellcheck")
+	cmd := exec.Command(shellcheck, "--shell=sh", "-")
+	cmd.Stdin = strings.NewReader(reporterScript)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("shellcheck: %v\n%s", err, out)
+	}
+}

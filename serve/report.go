@@ -61,15 +61,6 @@ func (s *Server) reportKeys() [][]byte {
 	return keys
 }
 
-// reportURL is node's report URL on a server that nodes reach at baseURL, with the key
-// of the server's secret; "" for an open server (nil key).
-func reportURL(baseURL string, key []byte, name string) string {
-	if key == nil || baseURL == "" {
-		return ""
-	}
-	return progress.URL(baseURL, key, name)
-}
-
 // prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
 // build` and `sno-iso pxe build` make of the same files, with --report-url set to the node's
 // report URL when the server takes reports and has a ReportBaseURL. The secret's file is then
@@ -80,7 +71,7 @@ func (s *Server) prepareDir(dir string) (*node.Node, []string, error) {
 		return node.Load(in)
 	}
 	secret, _ := s.secret.Current(time.Now())
-	in.ReportURL = reportURL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
+	in.ReportURL = progress.URL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
 	in.ReportCA = s.cfg.ReportCA
 	n, inputs, err := node.Load(in)
 	return n, append(inputs, s.secret.Path()), err
