@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // Cache keeps verified artifacts under Dir, one directory per sha256:
@@ -176,7 +176,7 @@ func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
 		if !waited {
 			c.Fetcher.progress().Wait(path)
 		}
-		if err := httpwait.Sleep(ctx, poll); err != nil {
+		if err := httpsem.Sleep(ctx, poll); err != nil {
 			f.Close()
 			return nil, err
 		}

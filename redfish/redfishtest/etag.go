@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // etag is a hash of the resource's current content.
@@ -19,7 +21,8 @@ func (b *BMC) etag(r resource) string {
 	return tag
 }
 
-// preconditionFails checks If-Match: a stale ETag fails; with StrictETags a weak one too.
+// preconditionFails checks If-Match: a stale ETag fails; with StrictETags a weak one too
+// (RFC 9110's strong comparison), else the tags compare weakly, as lenient BMCs do.
 func (b *BMC) preconditionFails(r *http.Request, path string) bool {
 	ifMatch := strings.TrimSpace(r.Header.Get("If-Match"))
 	if ifMatch == "" || ifMatch == "*" {
@@ -27,7 +30,7 @@ func (b *BMC) preconditionFails(r *http.Request, path string) bool {
 	}
 	current := strings.TrimPrefix(b.etag(b.tree[path]), "W/")
 	if b.cfg.Profile.StrictETags {
-		return ifMatch != current
+		return !httpsem.StrongMatch(ifMatch, current)
 	}
-	return strings.TrimPrefix(ifMatch, "W/") != current
+	return !httpsem.WeakMatch(ifMatch, current)
 }
