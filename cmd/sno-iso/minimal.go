@@ -100,7 +100,12 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		return err
 	}
 	if out == "-" {
-		err = writeDerived(c, media, img, out, []string{isoPath})
+		var o isobuilder.Output
+		var done func()
+		if o, done, err = outputFor(c, img.Size(), isoPath, out, []string{isoPath}); err == nil {
+			err = o.WriteDerived(c.Context, media, img)
+			done()
+		}
 	} else {
 		err = media.Stage(c.Context, stage, img, out)
 	}
@@ -144,19 +149,6 @@ func rootfsNote(url string) string {
 		return ", with coreos.live.rootfs_url=" + url
 	}
 	return ": the live system fetches its root file system from " + url
-}
-
-// writeDerived writes a derived ISO to out: renamed into place for a file, streamed for -.
-func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string, inputs []string) error {
-	if out == "-" {
-		if err := refuseStdoutInput(c, inputs); err != nil {
-			return err
-		}
-		opts, done := progress(c, img.Size())
-		defer done()
-		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
-	}
-	return existsAdvice(c, media.Commit(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Keep: inputs}))
 }
 
 // refuseExisting fails early, before any work, when path is one of inputs, or exists and
