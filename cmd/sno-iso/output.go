@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cheggaaa/pb/v3"
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -65,7 +64,7 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
 		return networkSupportError(isoPath, err)
-	case errors.Is(err, embed.ErrNoKargs):
+	case errors.Is(err, isobuilder.ErrNoKargs):
 		return fmt.Errorf("%s: %w", isoPath, err)
 	case err != nil:
 		return err
