@@ -29,6 +29,10 @@ type Output struct {
 // ErrNoOutput is Output.Write's error when not exactly one destination is set.
 var ErrNoOutput = errors.New("an Output names exactly one of InPlace, Stream and File")
 
+// ErrDerivedInPlace is WriteDerived's error for an InPlace output: a minimal or rebuilt ISO
+// is a new file.
+var ErrDerivedInPlace = errors.New("a minimal or rebuilt ISO is a new file: it cannot be written in place")
+
 func (o Output) check() error {
 	n := 0
 	for _, set := range []bool{o.InPlace != "", o.Stream != nil, o.File != ""} {
@@ -65,7 +69,7 @@ func (o Output) WriteDerived(ctx context.Context, d *DerivedISO, img *Image) err
 	}
 	switch {
 	case o.InPlace != "":
-		return errors.New("a minimal or rebuilt ISO is a new file: it cannot be written in place")
+		return ErrDerivedInPlace
 	case o.Stream != nil:
 		return WriteStream(ctx, img, o.Stream, WriteOptions{Progress: o.Progress})
 	}
