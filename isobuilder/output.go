@@ -64,18 +64,43 @@ func (o Output) Write(ctx context.Context, img *Image) error {
 // place (copied only when it is in another directory), a Stream gets the image's bytes. An
 // image over a derived ISO has no ISO file to edit in place.
 func (o Output) WriteDerived(ctx context.Context, d *DerivedISO, img *Image) error {
+	return o.writeDerived(ctx, d, img, nil, "")
+}
+
+// WriteWithRootfs writes img, the minimal ISO d made of src, to o as WriteDerived does, and
+// src's live root file system to the new file rootfs (PublicPerm: it is the stock one), which
+// a minimal ISO's rootfs URL serves: both appear, or neither.
+func (o Output) WriteWithRootfs(ctx context.Context, src *LiveISO, d *DerivedISO, img *Image, rootfs string) error {
+	return o.writeDerived(ctx, d, img, src, rootfs)
+}
+
+func (o Output) writeDerived(ctx context.Context, d *DerivedISO, img *Image, src *LiveISO, rootfs string) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	switch {
-	case o.InPlace != "":
+	if o.InPlace != "" {
 		return ErrDerivedInPlace
-	case o.Stream != nil:
-		return WriteStream(ctx, img, o.Stream, WriteOptions{Progress: o.Progress})
 	}
-	err := d.Commit(ctx, img, o.File, WriteOptions{Force: o.Force, Keep: o.Keep})
-	if err == nil && o.Progress != nil {
+	stage := NewStage(o.Force)
+	defer stage.Abort()
+	stage.Keep(o.Keep...)
+	if rootfs != "" {
+		if err := src.WriteRootfs(ctx, stage, rootfs); err != nil {
+			return err
+		}
+	}
+	if o.Stream != nil {
+		if err := WriteStream(ctx, img, o.Stream, WriteOptions{Progress: o.Progress}); err != nil {
+			return err
+		}
+	} else if err := d.Stage(ctx, stage, img, o.File); err != nil {
+		return err
+	}
+	if err := stage.Commit(); err != nil {
+		return err
+	}
+	if o.File != "" && o.Progress != nil {
 		o.Progress(img.Size())
 	}
-	return err
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/umask"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
@@ -98,6 +99,54 @@ func TestOutput(t *testing.T) {
 	for _, o := range []isobuilder.Output{{}, {File: out, Stream: &stream}, {InPlace: isoPath, File: out}} {
 		if err := o.Write(ctx, img); !errors.Is(err, isobuilder.ErrNoOutput) {
 			t.Errorf("%+v: %v, want ErrNoOutput", o, err)
+		}
+	}
+}
+
+// TestWriteWithRootfs: a minimal ISO and the rootfs it fetches are written together: both
+// appear, the ISO 0600 and the stock rootfs not; when one cannot be written, neither does.
+func TestWriteWithRootfs(t *testing.T) {
+	umask.Permissive(t)
+	iso, err := isobuilder.Open(fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iso.Close()
+	dir := t.TempDir()
+	ctx := context.Background()
+	minimal := func() (*isobuilder.DerivedISO, *isobuilder.Image) {
+		d, err := iso.MinimalFromMiniso(ctx, dir, isobuilder.MinimalOptions{RootfsURL: "http://192.0.2.1/rootfs.img"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		img, err := d.Image()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, img
+	}
+	out, rootfs := filepath.Join(dir, "min.iso"), filepath.Join(dir, "rootfs.img")
+	// The rootfs's name is taken: neither file appears.
+	taken := filepath.Join(dir, "taken.img")
+	if err := os.WriteFile(taken, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, img := minimal()
+	if err := (isobuilder.Output{File: out}).WriteWithRootfs(ctx, iso, d, img, taken); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a rootfs over an existing file: %v", err)
+	}
+	if _, err := os.Lstat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the ISO appeared without its rootfs: %v", err)
+	}
+	d, img = minimal()
+	if err := (isobuilder.Output{File: out}).WriteWithRootfs(ctx, iso, d, img, rootfs); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]fs.FileMode{out: isobuilder.SecretPerm, rootfs: isobuilder.PublicPerm} {
+		info, err := os.Stat(path)
+		if err != nil || info.Mode().Perm() != want {
+			t.Errorf("%s: %v, %v; want mode %04o", path, info, err, want)
 		}
 	}
 }

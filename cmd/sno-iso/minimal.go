@@ -86,33 +86,21 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	defer media.Close()
-	// The rootfs and the minimal ISO appear together or not at all.
-	stage := isobuilder.NewStage(force)
-	defer stage.Abort()
-	stage.Keep(isoPath)
-	if rootfsOut != "" {
-		if err := iso.WriteRootfs(c.Context, stage, rootfsOut); err != nil {
-			return existsAdvice(c, err)
-		}
-	}
 	img, err := media.Image()
 	if err != nil {
 		return err
 	}
+	o := isobuilder.Output{File: out, Force: force, Keep: []string{isoPath}}
 	if out == "-" {
-		var o isobuilder.Output
-		var done func()
-		if o, done, err = outputFor(c, img.Size(), isoPath, out, []string{isoPath}); err == nil {
-			err = o.WriteDerived(c.Context, media, img)
-			done()
+		if err := refuseStdoutInput(c, o.Keep); err != nil {
+			return err
 		}
-	} else {
-		err = media.Stage(c.Context, stage, img, out)
+		opts, done := progress(c, img.Size())
+		defer done()
+		o = isobuilder.Output{Stream: c.App.Writer, Force: force, Keep: o.Keep, Progress: opts.Progress}
 	}
-	if err != nil {
-		return existsAdvice(c, err)
-	}
-	if err := stage.Commit(); err != nil {
+	// The rootfs and the minimal ISO appear together or not at all.
+	if err := o.WriteWithRootfs(c.Context, iso, media, img, rootfsOut); err != nil {
 		return existsAdvice(c, err)
 	}
 	if out != "-" {
