@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/filestamp"
-	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
 )
 
@@ -116,16 +116,16 @@ func (b *artifactBuilder) done() *artifact {
 	return b.a
 }
 
-// imageArtifact serves img, whose base is file: the base's bytes between the patches.
-func imageArtifact(file *sourceFile, img *isobuilder.Image, modTime time.Time, identity ...string) *artifact {
-	b := newArtifact(file, isoType, modTime, identity...)
-	var pos int64
-	for _, p := range img.Patches() {
-		b.addFile(pos, p.Offset-pos)
-		b.addData(p.Data)
-		pos = p.Offset + int64(len(p.Data))
+// composedArtifact serves c, whose base is file's bytes.
+func composedArtifact(file *sourceFile, c *node.Composed, contentType string, modTime time.Time, identity ...string) *artifact {
+	b := newArtifact(file, contentType, modTime, identity...)
+	for _, sp := range c.Spans() {
+		if sp.Data != nil {
+			b.addData(sp.Data)
+		} else {
+			b.addFile(sp.BaseOffset, sp.Size)
+		}
 	}
-	b.addFile(pos, img.Size()-pos)
 	return b.done()
 }
 

@@ -106,7 +106,7 @@ func (s *Server) nodeStatus(ns *nodeState) string {
 	}
 	var problems []string
 	var tooLarge *isobuilder.TooLargeError
-	if _, err := ns.fullISO(); err != nil && !(s.cfg.GrowEmbedArea && errors.As(err, &tooLarge)) {
+	if err := ns.fitsISO(); err != nil && !(s.cfg.GrowEmbedArea && errors.As(err, &tooLarge)) {
 		problems = append(problems, "ISOs: "+problemClass(err))
 	}
 	if ns.node.Output.RootfsURL == "" && s.cfg.BaseURL == "" {

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/filestamp"
-	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
 
@@ -65,18 +63,15 @@ type nodeState struct {
 	node    *node.Node
 	err     error // the node's files are broken
 
-	fullOnce sync.Once
-	full     *artifact
-	fullErr  error
+	isos    flights[nodeISO] // by rootfs URL, "" for the full ISO
+	retired bool             // replaced: grown ISOs are closed once unused; guarded by isos.mu
+
+	fitOnce sync.Once
+	fitErr  error
 
 	initrdOnce sync.Once
 	initrd     *artifact
 	initrdErr  error
-
-	minimal flights[*artifact] // by rootfs URL
-
-	grown   flights[grownISO] // by rootfs URL, "" for the full ISO
-	retired bool              // replaced: grown ISOs are closed once unused; guarded by grown.mu
 }
 
 // fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
@@ -114,70 +109,4 @@ func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeStat
 		}
 	}
 	return ns
-}
-
-// fullISO is the node's customized ISO.
-func (ns *nodeState) fullISO() (*artifact, error) {
-	ns.fullOnce.Do(func() {
-		img, err := ns.node.Image(ns.iso.iso)
-		if err != nil {
-			ns.fullErr = fmt.Errorf("node %s: %w", ns.name, err)
-			return
-		}
-		ns.full = imageArtifact(ns.iso.file, img, ns.modTime, "full")
-	})
-	return ns.full, ns.fullErr
-}
-
-// initramfs is the ISO's live initramfs followed by the node's payload as its own xz newc
-// archive, what `pxe build` writes as initrd.img.
-func (ns *nodeState) initramfs() (*artifact, error) {
-	ns.initrdOnce.Do(func() {
-		if err := ns.iso.checkInitramfs(ns.node.Payload); err != nil {
-			ns.initrdErr = fmt.Errorf("node %s: %w", ns.name, err)
-			return
-		}
-		packed, err := initrd.Pack(ns.node.Payload)
-		if err != nil {
-			ns.initrdErr = fmt.Errorf("node %s: %w", ns.name, err)
-			return
-		}
-		stock := ns.iso.pxe[isobuilder.PXEInitramfs]
-		b := newArtifact(ns.iso.file, binaryType, ns.modTime, "initramfs")
-		b.addFile(stock.Offset(), int64(stock.Length))
-		b.addData(packed)
-		ns.initrd = b.done()
-	})
-	return ns.initrd, ns.initrdErr
-}
-
-// minimalISO is the node's customization over the minimal ISO that fetches its rootfs from
-// rootfsURL, made once however many requests ask for it at the same time.
-func (s *Server) nodeMinimalISO(reqCtx context.Context, ns *nodeState, rootfsURL string) (*artifact, error) {
-	return ns.minimal.join(rootfsURL, s.track, func() (*artifact, error) {
-		base, err := ns.iso.minimalBase(s.ctx, rootfsURL, s.cfg.TempDir)
-		if err != nil {
-			return nil, err
-		}
-		img, err := ns.node.Image(base.derived.LiveISO)
-		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", ns.name, err)
-		}
-		for _, w := range ns.node.MinimalWarnings(base.derived.LiveISO) {
-			s.log.Printf("node %s: warning: %s", ns.name, w)
-		}
-		s.metrics.made("minimal")
-		return imageArtifact(base.file, img, ns.modTime, "minimal", rootfsURL), nil
-	}, nil).wait(reqCtx)
-}
-
-// bootIPXE renders the node's iPXE script for files under baseURL.
-func (ns *nodeState) bootIPXE(baseURL string) (*artifact, error) {
-	script, err := ns.node.BootIPXE(ns.iso.iso, baseURL)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", ns.name, err)
-	}
-	b := newArtifact(nil, textType, ns.modTime, "ipxe")
-	b.addData(script)
-	return b.done(), nil
 }

@@ -424,8 +424,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 			return nil, err
 		}
 		if !minimal {
-			a, err := ns.fullISO()
-			return s.grownIfNeeded(r, ns, a, err, "")
+			return s.nodeISO(r.Context(), ns, "")
 		}
 		return s.minimalISO(r, ns)
 	}
@@ -454,18 +453,6 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 		return nil, err
 	}
 	return ns.bootIPXE(base + s.nodePrefix(ns.name))
-}
-
-func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
-	url := ns.node.Output.RootfsURL
-	if url == "" {
-		if s.cfg.BaseURL == "" {
-			return nil, &statusError{status: http.StatusInternalServerError, err: fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: give the server its base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)}
-		}
-		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
-	}
-	a, err := s.nodeMinimalISO(r.Context(), ns, url)
-	return s.grownIfNeeded(r, ns, a, err, url)
 }
 
 // baseURL is the server's URL as nodes reach it: the configured one, else the Host the

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sno-iso/sno-iso/embed"
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
@@ -30,14 +28,13 @@ type isoState struct {
 	retired bool // guarded by Server.mu
 
 	pxeOnce      sync.Once
-	pxe          map[string]isobuilder.PXEFile
-	pxeArtifacts map[string]*artifact
+	pxeArtifacts map[string]*artifact // the ISO's PXE files as they are
 	pxeErr       error
 
 	initramfsOnce sync.Once
 	// initramfsErr says the stock initramfs cannot be customized at all.
-	initramfsErr      error
-	initramfsFeatures embed.Features
+	initramfsErr error
+	initramfs    *node.StockInitramfs
 
 	minimal flights[*minimalBase] // by rootfs URL
 }
@@ -98,7 +95,6 @@ func (s *isoState) close() {
 // loadPXE finds the PXE files once; the kernel and rootfs are served as they are.
 func (s *isoState) loadPXE() error {
 	s.pxeOnce.Do(func() {
-		s.pxe = map[string]isobuilder.PXEFile{}
 		s.pxeArtifacts = map[string]*artifact{}
 		for _, n := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
 			f, err := s.iso.PXEFile(n)
@@ -106,7 +102,6 @@ func (s *isoState) loadPXE() error {
 				s.pxeErr = fmt.Errorf("%s: %w", s.path, err)
 				return
 			}
-			s.pxe[n] = f
 			b := newArtifact(s.file, binaryType, s.modTime, "pxe", n)
 			b.addFile(f.Offset(), int64(f.Length))
 			s.pxeArtifacts[n] = b.done()
@@ -123,28 +118,19 @@ func (s *isoState) pxeArtifact(name string) (*artifact, error) {
 	return s.pxeArtifacts[name], nil
 }
 
-// checkInitramfs reports whether the stock initramfs can be customized with files, as
-// isobuilder.CustomizeInitramfs (what `pxe build` runs) would decide. The stock initramfs
-// is inspected once per ISO, whatever the number of nodes.
-func (s *isoState) checkInitramfs(files initrd.Files) error {
+// stockInitramfs is the ISO's live initramfs, inspected once per ISO whatever the number of
+// nodes.
+func (s *isoState) stockInitramfs() (*node.StockInitramfs, error) {
 	s.initramfsOnce.Do(func() {
 		if err := s.loadPXE(); err != nil {
 			s.initramfsErr = err
 			return
 		}
-		f := s.pxe[isobuilder.PXEInitramfs]
-		s.initramfsFeatures, s.initramfsErr = isobuilder.InspectInitramfs(s.iso.PXEFileReader(f))
-		if s.initramfsErr != nil {
+		if s.initramfs, s.initramfsErr = node.InspectInitramfs(s.iso); s.initramfsErr != nil {
 			s.initramfsErr = fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, s.initramfsErr)
 		}
 	})
-	if s.initramfsErr != nil {
-		return s.initramfsErr
-	}
-	if err := isobuilder.CheckInitramfsPayload(s.initramfsFeatures, files); err != nil {
-		return fmt.Errorf("%s/INITRD.IMG of %s: %w", isobuilder.PXEDir, s.path, err)
-	}
-	return nil
+	return s.initramfs, s.initramfsErr
 }
 
 // minimalBase returns the minimal ISO for rootfsURL, made on first use under ctx (the
