@@ -23,6 +23,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/kubevol"
 	"github.com/sno-iso/sno-iso/internal/nginx"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/node"
 )
 
@@ -130,7 +131,7 @@ type observation struct {
 // rotated under the replicas.
 func TestFleetBehindNginx(t *testing.T) {
 	if nginx.Binary() == "" {
-		t.Skip(nginx.ErrNotInstalled)
+		testenv.Missing(t, "%v", nginx.ErrNotInstalled)
 	}
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	store := t.TempDir()
