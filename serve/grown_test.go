@@ -36,9 +36,7 @@ func (h *harness) wantGrown(config string) []byte {
 // grownFile is the file the node's grown full ISO is served from.
 func (h *harness) grownFile(name string) *sourceFile {
 	h.t.Helper()
-	h.srv.mu.Lock()
-	ns := h.srv.nodes[name].cur.Load()
-	h.srv.mu.Unlock()
+	ns := h.srv.nodes.get(name)
 	ns.isos.mu.Lock()
 	defer ns.isos.mu.Unlock()
 	if len(ns.isos.m) != 1 || ns.isos.m[""] == nil || ns.isos.m[""].val.grown == nil {

@@ -62,13 +62,8 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, Local: local, ListErr: l.err, Skipped: l.skipped}
 	for _, name := range l.nodes {
 		state := "not requested yet"
-		s.mu.Lock()
-		e := s.nodes[name]
-		s.mu.Unlock()
-		if e != nil {
-			if ns := e.cur.Load(); ns != nil && ns.fresh(iso) {
-				state = s.nodeStatus(ns)
-			}
+		if ns := s.nodes.get(name); ns != nil && ns.fresh(iso) {
+			state = s.nodeStatus(ns)
 		}
 		n := indexNode{Name: name, State: state}
 		if s.secret == nil || local {

@@ -3,93 +3,19 @@ package serve
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
-	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
-	"github.com/sno-iso/sno-iso/origin"
 )
 
-// isoState is one version of the base ISO, parsed once. Requests hold a reference while
-// they use it; when the file at the ISO path changes, a new isoState replaces it, and the
-// old one is closed once its last request is done.
-type isoState struct {
-	path  string
-	stamp filestamp.Stamp // of a local file; zero for an origin
-	// modTime is every artifact's Last-Modified: from the content, never from a clock.
-	modTime time.Time
-	iso     *isobuilder.LiveISO
-	file    *sourceFile
-	object  *origin.Object // nil for a local file
-
-	refs    int  // guarded by Server.mu
-	retired bool // guarded by Server.mu
-
-	pxeOnce      sync.Once
-	pxeArtifacts map[string]*artifact // the ISO's PXE files as they are
-	pxeErr       error
-
-	initramfsOnce sync.Once
-	// initramfsErr says the stock initramfs cannot be customized at all.
-	initramfsErr error
-	initramfs    *node.StockInitramfs
-
-	minimal flights[*minimalBase] // by rootfs URL
-}
+// What every node shares of one version of the ISO: its PXE files, its stock initramfs and
+// its minimal ISOs, each found or made once.
 
 // minimalBase is the minimal ISO made from the base ISO for one rootfs URL, shared by
 // every node; each node's minimal ISO is its patches over it.
 type minimalBase struct {
 	derived *isobuilder.DerivedISO
 	file    *sourceFile
-}
-
-// openISO opens and parses the ISO at path, or at an http(s) URL through its origin. It must
-// be pristine, as for build: every node's media are its customization of the stock ISO.
-func openISO(path string, opts origin.Options) (*isoState, error) {
-	open := openFileISO
-	if isURL(path) {
-		open = openOriginISO
-	}
-	s, err := open(path, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.iso.CheckPristine(); err != nil {
-		s.close()
-		return nil, fmt.Errorf("%s: %w", s.path, err)
-	}
-	return s, nil
-}
-
-func openFileISO(path string, _ origin.Options) (*isoState, error) {
-	st := filestamp.Of(path)
-	iso, err := isobuilder.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	id, err := isoIdentity(iso, "")
-	if err == nil {
-		var file *sourceFile
-		if file, err = newSourceFile(iso.Base(), id); err == nil {
-			return &isoState{path: path, stamp: st, modTime: volumeTime(iso), iso: iso, file: file}, nil
-		}
-	}
-	iso.Close()
-	return nil, fmt.Errorf("%s: %w", path, err)
-}
-
-// close releases the ISO and removes the minimal ISOs made from it; only when no request
-// uses it any more.
-func (s *isoState) close() {
-	for _, f := range s.minimal.all() {
-		if m, err := f.wait(context.Background()); err == nil {
-			m.derived.Close()
-		}
-	}
-	s.iso.Close()
 }
 
 // loadPXE finds the PXE files once; the kernel and rootfs are served as they are.
