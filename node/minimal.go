@@ -139,7 +139,8 @@ var noRootfsURLWarning = Warning{Kind: MinimalWithoutRootfsURL, Setting: "output
 // GrownISO rebuilds the pristine iso, minimal when opts.Minimal, with an Ignition area that
 // takes the payload that was tooLarge for it, as a temporary file in opts.TempDir: the ISO
 // that Media customizes when opts.GrowEmbedArea and the payload does not fit.
-func GrownISO(ctx context.Context, iso *isobuilder.LiveISO, tooLarge *isobuilder.TooLargeError, opts MediaOptions) (*isobuilder.DerivedISO, error) {
+func GrownISO(ctx context.Context, iso *isobuilder.LiveISO, tooLarge *isobuilder.TooLargeError,
+	opts MediaOptions) (*isobuilder.DerivedISO, error) {
 	grown, err := iso.Rebuild(ctx, opts.TempDir, isobuilder.RebuildOptions{
 		Minimal: opts.Minimal, MinimalOptions: opts.MinimalOptions, IgnitionAreaSize: GrownAreaSize(tooLarge.Compressed)})
 	if err != nil {
@@ -166,6 +167,7 @@ func (n *Node) MinimalWarnings(media *isobuilder.LiveISO) []Warning {
 	if HasIPKarg(current) || HasIPKarg(strings.Join(n.LiveKargs.Append, " ")) {
 		return nil
 	}
-	return []Warning{{Kind: MinimalOverDHCP, Text: "the minimal ISO fetches its root file system over the network from the initramfs, before Ignition runs; " +
-		"with no ip= live kernel argument and no network keyfile it relies on DHCP: add liveKargs (ip=...) or network keyfiles for a static address"}}
+	return []Warning{{Kind: MinimalOverDHCP, Text: "the minimal ISO fetches its root file system over the network from the " +
+		"initramfs, before Ignition runs; with no ip= live kernel argument and no network keyfile it relies on DHCP: " +
+		"add liveKargs (ip=...) or network keyfiles for a static address"}}
 }

@@ -62,7 +62,8 @@ func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // logRequest writes the access log line: client, request, status, body bytes, duration,
 // the Range asked for, and what went wrong.
 func (s *Server) logRequest(r *http.Request, w *logWriter, d time.Duration, err error) {
-	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, r.Method+" "+s.loggedURI(r)+" "+r.Proto, w.code(), w.written, d.Round(time.Microsecond))
+	request := r.Method + " " + s.loggedURI(r) + " " + r.Proto
+	line := fmt.Sprintf("%s %q %d %d %v", r.RemoteAddr, request, w.code(), w.written, d.Round(time.Microsecond))
 	if rg := r.Header.Get("Range"); rg != "" {
 		line += " range=" + fmt.Sprintf("%q", rg)
 	}

@@ -27,7 +27,8 @@ const (
 // ErrSourceChanged says that the file a response was being sent from was written while it
 // was sent (an ISO edited in place): the response is aborted, never completed with mixed
 // bytes under a strong ETag.
-var ErrSourceChanged = errors.New("the file changed while being sent: the response was aborted, and the next request is served from the new version")
+var ErrSourceChanged = errors.New("the file changed while being sent: the response was aborted, " +
+	"and the next request is served from the new version")
 
 // copyBufPool holds the buffers of short and non-sendfile copies; they never grow with
 // the file.

@@ -47,7 +47,8 @@ func failed(err error) error {
 	if err = originStatus(err); errors.As(err, &se) {
 		return err
 	}
-	return &statusError{status: http.StatusInternalServerError, err: err, public: "cannot serve this file: " + problemClass(err) + "; the server's log says why"}
+	return &statusError{status: http.StatusInternalServerError, err: err,
+		public: "cannot serve this file: " + problemClass(err) + "; the server's log says why"}
 }
 
 // problemClass says what kind of problem err is in words fit for any client: no path, no

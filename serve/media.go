@@ -53,13 +53,15 @@ func (s *Server) makeNodeISO(ns *nodeState, rootfsURL string) (nodeISO, error) {
 	if m.Grown != nil {
 		// Nothing else needs its name: unlinked, it cannot outlive a crash.
 		m.Derived.Unname()
-		if grown, err = newSourceFile(m.Derived.Base(), fmt.Sprintf("%s grown %d %s", ns.iso.file.id, m.Grown.Compressed, rootfsURL)); err != nil {
+		id := fmt.Sprintf("%s grown %d %s", ns.iso.file.id, m.Grown.Compressed, rootfsURL)
+		if grown, err = newSourceFile(m.Derived.Base(), id); err != nil {
 			m.Derived.Close()
 			return nodeISO{}, fmt.Errorf("node %s: %w", ns.name, err)
 		}
 		grown.owner = m.Derived
 		file, kind = grown, "grown "+kind
-		s.log.Printf("node %s: %v: serving it from the ISO rebuilt with a %d-byte Ignition area", ns.name, m.Grown, m.Derived.IgnitionArea().Length)
+		s.log.Printf("node %s: %v: serving it from the ISO rebuilt with a %d-byte Ignition area",
+			ns.name, m.Grown, m.Derived.IgnitionArea().Length)
 		s.metrics.made("grown")
 	} else if rootfsURL != "" {
 		s.metrics.made("minimal")
@@ -76,7 +78,9 @@ func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 	url := ns.node.Output.RootfsURL
 	if url == "" {
 		if s.cfg.BaseURL == "" {
-			return nil, &statusError{status: http.StatusInternalServerError, err: fmt.Errorf("node %s: a minimal ISO needs the URL its live system fetches the root file system from, and the server does not know its own: give the server its base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)}
+			return nil, &statusError{status: http.StatusInternalServerError, err: fmt.Errorf("node %s: a minimal ISO needs the URL "+
+				"its live system fetches the root file system from, and the server does not know its own: give the server its "+
+				"base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)}
 		}
 		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
 	}

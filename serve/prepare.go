@@ -66,7 +66,8 @@ func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeStat
 	for range maxVersionReads {
 		version := nodeVersion(dir)
 		n, inputs, err := prepare(version)
-		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]filestamp.Stamp{}, modTime: iso.modTime}
+		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err,
+			stamps: map[string]filestamp.Stamp{}, modTime: iso.modTime}
 		if err == nil && n == nil {
 			ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
 		}
@@ -160,7 +161,8 @@ func (s *Server) joinPreparation(ctx context.Context, e *nodeEntry, iso *isoStat
 			return p.ns, nil
 		default:
 		}
-		err := fmt.Errorf("node %s: its preparation has taken more than %v: are its files on a file system that does not answer?", name, s.cfg.PrepareTimeout)
+		err := fmt.Errorf("node %s: its preparation has taken more than %v: are its files on a file system that does not answer?",
+			name, s.cfg.PrepareTimeout)
 		p.timedOut.Do(func() { s.log.Printf("%v", err) })
 		return nil, &statusError{status: http.StatusServiceUnavailable, err: err, retryAfter: 30,
 			public: "this node's files are still being read, for longer than they should take; retry later"}

@@ -139,7 +139,8 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 	switch file {
 	case isobuilder.PXEKernel, isobuilder.PXERootfs, isobuilder.PXEInitramfs, node.IPXEConfig:
 	default:
-		return nil, notFound("%s: not found; a node's network-boot files are %s, %s, %s and %s", p, isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs, node.IPXEConfig)
+		return nil, notFound("%s: not found; a node's network-boot files are %s, %s, %s and %s",
+			p, isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs, node.IPXEConfig)
 	}
 	if !s.listed(first) {
 		return nil, s.unknownNode(first)
@@ -170,7 +171,8 @@ func (s *Server) baseURL(r *http.Request) (string, error) {
 		return s.cfg.BaseURL, nil
 	}
 	if !validHost(r.Host) {
-		return "", &statusError{status: http.StatusBadRequest, err: fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
+		return "", &statusError{status: http.StatusBadRequest,
+			err: fmt.Errorf("the request's Host %q is not a host name or address with an optional port; give the server its base URL", r.Host)}
 	}
 	scheme := "http://"
 	if r.TLS != nil {
