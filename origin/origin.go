@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Defaults of Options.
@@ -405,13 +407,7 @@ func transportError(err error) error {
 
 // Redact returns scheme://host/path of rawURL: the query and user info of a pre-signed or
 // authenticated URL are credentials, not for logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
-}
+func Redact(rawURL string) string { return redact.URL(rawURL) }
 
 // strongETag reports whether etag is a strong entity tag: quoted, without W/.
 func strongETag(etag string) bool {
