@@ -137,6 +137,9 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 			o.ifRange = resp.Header.Get("Last-Modified")
 		}
 	}
+	if o.ifRange == "" {
+		return nil, &Error{URL: o.display, Status: resp.StatusCode, Err: ErrNoValidator}
+	}
 	data := make([]byte, cr.Last+1)
 	n, err := io.ReadFull(resp.Body, data)
 	o.observe(int64(n), err)
