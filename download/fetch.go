@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
@@ -166,7 +166,7 @@ func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, 
 			return fmt.Errorf("%w (gave up after %d retries)", err, f.Retries)
 		}
 		f.progress().Retry(shown, err, wait)
-		if err := httpwait.Sleep(ctx, wait); err != nil {
+		if err := httpsem.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
@@ -208,18 +208,18 @@ func (f *Fetcher) attempt(ctx context.Context, url, shown string, s sink, have *
 			}
 		}
 	case http.StatusPartialContent:
-		cr, err := parseContentRange(resp.Header.Get("Content-Range"))
-		next := responseValidator(resp.Header)
-		if err != nil || cr.Start != *have || (*validator != "" && next != "" && next != *validator) {
+		cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range"))
+		next := httpsem.RangeValidator(resp.Header)
+		if err != nil || cr.First != *have || (*validator != "" && next != "" && next != *validator) {
 			if err := startOver(); err != nil {
 				return err
 			}
 			return errRangeRejected
 		}
-		total = cr.Total
+		total = cr.Size
 	case http.StatusRequestedRangeNotSatisfiable:
 		// Nothing after the bytes held: the part may already be whole (the sha256 decides).
-		if cr, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && cr.Total == *have {
+		if cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range")); err == nil && cr.Size == *have {
 			return nil
 		}
 		if err := startOver(); err != nil {
@@ -229,7 +229,7 @@ func (f *Fetcher) attempt(ctx context.Context, url, shown string, s sink, have *
 	default:
 		return newStatusError(shown, resp)
 	}
-	*validator = responseValidator(resp.Header)
+	*validator = httpsem.RangeValidator(resp.Header)
 	if err := s.begin(*validator); err != nil {
 		return err
 	}
@@ -328,20 +328,9 @@ func openNoFollow(path string) (*os.File, error) {
 	return f, nil
 }
 
-// responseValidator is what identifies the version of a response for If-Range: a strong
-// ETag, else Last-Modified (weak ETags may not be used there).
-func responseValidator(h http.Header) string {
-	if etag := h.Get("ETag"); etag != "" && !hasWeakPrefix(etag) {
-		return etag
-	}
-	return h.Get("Last-Modified")
-}
-
-func hasWeakPrefix(etag string) bool { return len(etag) >= 2 && etag[:2] == "W/" }
-
 func newStatusError(url string, resp *http.Response) *StatusError {
 	e := &StatusError{URL: url, Status: resp.StatusCode}
-	if wait, ok := httpwait.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if wait, ok := httpsem.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = wait
 	}
 	return e

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"syscall"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // transportError is a request or body that failed on the way: worth another attempt.
@@ -69,9 +71,5 @@ func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 	default:
 		return 0, false
 	}
-	wait := f.Backoff
-	for i := 1; i < failures && wait < f.MaxBackoff; i++ {
-		wait *= 2
-	}
-	return min(wait, f.MaxBackoff), true
+	return httpsem.Backoff(f.Backoff, f.MaxBackoff, failures), true
 }

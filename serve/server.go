@@ -22,6 +22,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/origin"
 )
 
@@ -30,10 +31,10 @@ import (
 // again, so a fixed file is picked up without a restart.
 type prepareFunc func(dir string) (n *node.Node, inputs []string, err error)
 
-// prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
+// prepareDir prepares a node directory as nodedir.Inputs lays it out: exactly what `sno-iso
 // build` and `sno-iso pxe build` make of the same files.
 func prepareDir(dir string) (*node.Node, []string, error) {
-	return node.Load(node.DirInputs(dir))
+	return node.Load(nodedir.Inputs(dir))
 }
 
 // Config says what a Server serves.
@@ -44,7 +45,7 @@ type Config struct {
 	// Origin tunes the reads of an ISO given by URL.
 	Origin origin.Options
 	// NodesDir holds a directory per node, named after the node, laid out as
-	// node.DirInputs reads it.
+	// nodedir.Inputs reads it.
 	NodesDir string
 	// BaseURL is the http URL at which nodes reach this server, for the rootfs URL of
 	// minimal ISOs and the URLs in boot.ipxe. Empty: boot.ipxe uses the request's Host,
