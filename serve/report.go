@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/progress"
 )
 
@@ -61,15 +62,15 @@ func (s *Server) reportKeys() [][]byte {
 	return keys
 }
 
-// prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
-// build` and `sno-iso pxe build` make of the same files, with --report-url set to the node's
-// report URL when the server takes reports and has a ReportBaseURL. The secret's file is then
-// one more input: a rotation prepares the node again, with the new token.
-func (s *Server) prepareDir(dir string) (*node.Node, []string, error) {
-	in := node.DirInputs(dir)
+// prepareReporting is prepareDir with --report-url set to the node's report URL when the
+// server takes reports and has a ReportBaseURL, as `sno-iso build --report-url` makes the
+// media. The secret's file is then one more input: a rotation prepares the node again, with
+// the new token.
+func (s *Server) prepareReporting(dir string) (*node.Node, []string, error) {
 	if s.reports == nil || s.cfg.ReportBaseURL == "" {
-		return node.Load(in)
+		return prepareDir(dir)
 	}
+	in := nodedir.Inputs(dir)
 	secret, _ := s.secret.Current(time.Now())
 	in.ReportURL = progress.URL(s.cfg.ReportBaseURL, secret.Key, filepath.Base(dir))
 	in.ReportCA = s.cfg.ReportCA

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/redfish"
 	"github.com/urfave/cli/v2"
@@ -62,20 +60,14 @@ func describeEject(res *redfish.AfterInstallResult) string {
 // override through the BMC its sno.yaml names, unless bmc.ejectAfterInstall is false or,
 // unset, the BMC's credentials are unknown (errNoEject says which).
 func ejectAfterInstall(ctx context.Context, nodeDir string, stderr io.Writer) (*redfish.AfterInstallResult, error) {
-	path := filepath.Join(nodeDir, node.DirConfig)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: the node has no %s with a bmc section", errNoEject, node.DirConfig)
-	}
-	cfg, err := coreos.LoadConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	b := cfg.BMC
+	b, err := nodedir.LoadBMC(nodeDir)
 	switch {
-	case b == nil:
-		return nil, fmt.Errorf("%w: %s has no bmc section", errNoEject, path)
+	case errors.Is(err, nodedir.ErrNoBMC):
+		return nil, fmt.Errorf("%w: %v", errNoEject, err)
+	case err != nil:
+		return nil, err
 	case b.EjectAfterInstall != nil && !*b.EjectAfterInstall:
-		return nil, fmt.Errorf("%w: %s says bmc.ejectAfterInstall: false", errNoEject, path)
+		return nil, fmt.Errorf("%w: its %s says bmc.ejectAfterInstall: false", errNoEject, nodedir.ConfigFile)
 	}
 	creds, err := bmcCredentials("", b.CredentialsFile, stderr)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/testenv"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
@@ -55,7 +55,7 @@ func TestInstallReportsUnderQEMU(t *testing.T) {
 			installation := "coreOSInstallation:\n  installationDisk: " + bipBootDisk + "\n  rebootDelay: 1m\n" +
 				"liveKargs:\n  append:\n  - lookalike.systemd\n  - lookalike.minute=15\n  - lookalike.install-exit=" + strconv.Itoa(tc.exit) + "\n"
 			nodeDir := writeBMCNode(t, nodes, "sno", bmc.URL()+bmc.SystemPath(), installation)
-			ign := filepath.Join(nodeDir, node.DirIgnition)
+			ign := filepath.Join(nodeDir, nodedir.IgnitionFile)
 			if err := os.WriteFile(ign, bipBootInput, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestInstallReportsUnderQEMU(t *testing.T) {
 				}
 			}
 			built := filepath.Join(t.TempDir(), "built.iso")
-			mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", filepath.Join(nodeDir, node.DirConfig),
+			mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", filepath.Join(nodeDir, nodedir.ConfigFile),
 				"--report-url", reportURL, "-o", built)
 			if fileSHA(t, boot.File) != fileSHA(t, built) {
 				t.Fatalf("the BMC fetched another ISO than build --report-url %s writes", reportURL)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
@@ -57,7 +57,7 @@ func TestBMCBootEjectAfterInstall(t *testing.T) {
 	bmc := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
 	nodes := t.TempDir()
 	dir := writeBMCNode(t, nodes, "sno", bmc.URL()+bmc.SystemPath(), serveSnoYAML)
-	if err := os.WriteFile(filepath.Join(dir, node.DirIgnition), bipConfigBytes(t), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, nodedir.IgnitionFile), bipConfigBytes(t), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := startServe(t, "--iso", fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), "--nodes", nodes)
