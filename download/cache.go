@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/filelock"
 )
 
 // Cache keeps verified artifacts under Dir, one directory per sha256:
@@ -68,7 +68,7 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 		return "", err
 	}
 	defer func() {
-		unlock(lock)
+		filelock.Unlock(lock)
 		lock.Close()
 	}()
 	// The process that held the lock may have just finished this very entry.
@@ -164,23 +164,15 @@ func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
 	if poll == 0 {
 		poll = 200 * time.Millisecond
 	}
-	for waited := false; ; waited = true {
-		ok, err := tryLock(f)
-		if ok || err != nil {
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("locking %s: %w", path, err)
-			}
-			return f, nil
+	err = filelock.Wait(ctx, f, filelock.Exclusive, poll, filelock.Forever, func() { c.Fetcher.progress().Wait(path) })
+	if err != nil {
+		f.Close()
+		if ctx.Err() == nil {
+			err = fmt.Errorf("locking %s: %w", path, err)
 		}
-		if !waited {
-			c.Fetcher.progress().Wait(path)
-		}
-		if err := httpwait.Sleep(ctx, poll); err != nil {
-			f.Close()
-			return nil, err
-		}
+		return nil, err
 	}
+	return f, nil
 }
 
 // maxValidatorSize bounds what is read back from a lock file; validators are short.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // Fetcher downloads over HTTP: it resumes a body cut short with Range and If-Range, retries
@@ -142,7 +142,7 @@ func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, 
 			return fmt.Errorf("%w (gave up after %d retries)", err, f.Retries)
 		}
 		f.progress().Retry(url, err, wait)
-		if err := httpwait.Sleep(ctx, wait); err != nil {
+		if err := httpsem.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
@@ -182,18 +182,18 @@ func (f *Fetcher) attempt(ctx context.Context, url string, s sink, have *int64, 
 			}
 		}
 	case http.StatusPartialContent:
-		cr, err := parseContentRange(resp.Header.Get("Content-Range"))
-		next := responseValidator(resp.Header)
-		if err != nil || cr.Start != *have || (*validator != "" && next != "" && next != *validator) {
+		cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range"))
+		next := httpsem.RangeValidator(resp.Header)
+		if err != nil || cr.First != *have || (*validator != "" && next != "" && next != *validator) {
 			if err := startOver(); err != nil {
 				return 0, err
 			}
 			return 0, errRangeRejected
 		}
-		total = cr.Total
+		total = cr.Size
 	case http.StatusRequestedRangeNotSatisfiable:
 		// Nothing after the bytes held: the part may already be whole (the sha256 decides).
-		if cr, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && cr.Total == *have {
+		if cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range")); err == nil && cr.Size == *have {
 			return 0, nil
 		}
 		if err := startOver(); err != nil {
@@ -203,7 +203,7 @@ func (f *Fetcher) attempt(ctx context.Context, url string, s sink, have *int64, 
 	default:
 		return 0, newStatusError(url, resp)
 	}
-	*validator = responseValidator(resp.Header)
+	*validator = httpsem.RangeValidator(resp.Header)
 	if err := s.begin(*validator); err != nil {
 		return 0, err
 	}
@@ -245,20 +245,9 @@ func (f *Fetcher) copyBody(reqCtx context.Context, cancel context.CancelCauseFun
 	}
 }
 
-// responseValidator is what identifies the version of a response for If-Range: a strong
-// ETag, else Last-Modified (weak ETags may not be used there).
-func responseValidator(h http.Header) string {
-	if etag := h.Get("ETag"); etag != "" && !hasWeakPrefix(etag) {
-		return etag
-	}
-	return h.Get("Last-Modified")
-}
-
-func hasWeakPrefix(etag string) bool { return len(etag) >= 2 && etag[:2] == "W/" }
-
 func newStatusError(url string, resp *http.Response) *StatusError {
 	e := &StatusError{URL: url, Status: resp.StatusCode}
-	if wait, ok := httpwait.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if wait, ok := httpsem.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = wait
 	}
 	return e

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // transportError is a request or body that failed on the way: worth another attempt.
@@ -38,9 +40,5 @@ func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 	default:
 		return 0, false
 	}
-	wait := f.Backoff
-	for i := 1; i < failures && wait < f.MaxBackoff; i++ {
-		wait *= 2
-	}
-	return min(wait, f.MaxBackoff), true
+	return httpsem.Backoff(f.Backoff, f.MaxBackoff, failures), true
 }

@@ -82,7 +82,9 @@ func (m *Media) Composed() *Composed { return composeImage(m.over.Base(), m.Imag
 // ISOError is an error about the input ISO itself (it cannot be made minimal, or grown),
 // rather than about the node; callers name the ISO.
 type ISOError struct {
-	Err error
+	// File is the ISO's file the error is about, "" for the ISO as a whole.
+	File string
+	Err  error
 }
 
 func (e *ISOError) Error() string { return e.Err.Error() }

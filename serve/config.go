@@ -16,7 +16,7 @@ type Config struct {
 	// Origin tunes the reads of an ISO given by URL.
 	Origin origin.Options
 	// NodesDir holds a directory per node, named after the node, laid out as
-	// node.DirInputs reads it.
+	// nodedir.Inputs reads it.
 	NodesDir string
 	// BaseURL is the http URL at which nodes reach this server, for the rootfs URL of
 	// minimal ISOs and the URLs in boot.ipxe. Empty: boot.ipxe uses the request's Host,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // preparation is a node's preparation in progress, with its time limit.
@@ -88,10 +89,10 @@ func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeStat
 // again, so a fixed file is picked up without a restart.
 type prepareFunc func(dir string) (n *node.Node, inputs []string, err error)
 
-// prepareDir prepares a node directory as node.DirInputs lays it out: exactly what `sno-iso
+// prepareDir prepares a node directory as nodedir.Inputs lays it out: exactly what `sno-iso
 // build` and `sno-iso pxe build` make of the same files.
 func prepareDir(dir string) (*node.Node, []string, error) {
-	return node.Load(node.DirInputs(dir))
+	return node.Load(nodedir.Inputs(dir))
 }
 
 // node returns the node's preparation against iso, preparing it again when its files

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
@@ -22,7 +21,7 @@ var advice = []struct {
 	hint string
 }{
 	{isobuilder.ErrCustomized, "; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again"},
-	{embed.ErrKargsDisagree, ", `sno-iso kargs reset` restores the defaults"},
+	{isobuilder.ErrKargsDisagree, ", `sno-iso kargs reset` restores the defaults"},
 	{coreos.ErrNotBootstrapInPlace, ", or pass --allow-any-ignition to embed this config unchanged"},
 	{coreos.ErrNoInstallationDisk, ", or --installation-disk"},
 	{coreos.ErrKargRemoval, "; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead"},

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
@@ -16,8 +16,8 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve each node's customized ISO, minimal ISO and PXE files over HTTP, composed from the pristine ISO without copying it",
-		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and,\n" +
-			"optionally, DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The media carry the\n" +
+		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + nodedir.IgnitionFile + " and,\n" +
+			"optionally, DIR/NODE/" + nodedir.ConfigFile + " (paths in it are relative to it). The media carry the\n" +
 			"cluster's private keys, so each node's are published under an unguessable TOKEN derived from a\n" +
 			"secret (--secret-file, or DIR/" + capability.SecretFileName + ", created 0600 on first start); `sno-iso serve urls`\n" +
 			"prints them:\n" +

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,8 +20,8 @@ func nodesFlag() cli.Flag {
 }
 
 // nodesDirAdvice says what --nodes names.
-const nodesDirAdvice = "--nodes names a directory with one subdirectory per node, holding its " + node.DirIgnition +
-	" and, optionally, its " + node.DirConfig
+const nodesDirAdvice = "--nodes names a directory with one subdirectory per node, holding its " + nodedir.IgnitionFile +
+	" and, optionally, its " + nodedir.ConfigFile
 
 // checkNodesDir refuses a --nodes that does not exist, before anything is read or created in it.
 func checkNodesDir(c *cli.Context) error {

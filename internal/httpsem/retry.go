@@ -1,7 +1,4 @@
-// Package httpwait holds the waiting rules that sno-iso's HTTP clients (the stream
-// downloader, the Redfish client) share: how long a server's Retry-After asks them to wait,
-// and a wait that ends with the caller's context.
-package httpwait
+package httpsem
 
 import (
 	"context"
@@ -35,6 +32,19 @@ func RetryAfter(v string, now time.Time) (wait time.Duration, ok bool) {
 		return 0, false
 	}
 	return max(at.Sub(now), 0), true
+}
+
+// Backoff is the wait after the failures-th failure in a row (from 1): base, doubled for
+// each further failure, never more than limit (or base, when limit is below it).
+func Backoff(base, limit time.Duration, failures int) time.Duration {
+	if base <= 0 {
+		return 0
+	}
+	wait := base
+	for i := 1; i < failures && wait < limit; i++ {
+		wait *= 2
+	}
+	return min(wait, max(limit, base))
 }
 
 // Sleep waits for d, or until ctx ends and then returns its error.
