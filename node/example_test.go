@@ -32,11 +32,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	img, err := n.Image(iso)
+	media, err := n.Media(context.Background(), iso, node.MediaOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := isobuilder.WriteFile(context.Background(), img, "sno.iso", isobuilder.WriteOptions{}); err != nil {
+	// A new file is the owner's only (0600): the ISO carries the cluster's private keys.
+	if err := media.Write(context.Background(), isobuilder.Output{File: "sno.iso"}); err != nil {
 		log.Fatal(err)
 	}
 

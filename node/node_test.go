@@ -20,6 +20,21 @@ import (
 
 const testDisk = "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"
 
+// The files of a test node directory (nodedir, which imports node, owns the real layout).
+const (
+	DirIgnition = "bootstrap-in-place-for-live-iso.ign"
+	DirConfig   = "sno.yaml"
+)
+
+// DirInputs are the inputs of a test node directory: its Ignition and, when present, sno.yaml.
+func DirInputs(dir string) Inputs {
+	in := Inputs{IgnitionPath: filepath.Join(dir, DirIgnition), ConfigPath: filepath.Join(dir, DirConfig)}
+	if _, err := os.Stat(in.ConfigPath); err != nil {
+		in.ConfigPath = ""
+	}
+	return in
+}
+
 // writeNodeDir writes a node directory: a generated bootstrap-in-place config and sno.yaml.
 func writeNodeDir(t *testing.T, snoYAML string) string {
 	t.Helper()

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/testenv"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // outputTree reads the regular files in dir and its subdirectories by their path relative to
@@ -63,7 +63,7 @@ func TestKilledOutputs(t *testing.T) {
 	iso, pxeISO := fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), withInitramfs(t, stockLiveInitramfs(t))
 	inputs := t.TempDir()
 	ign := bipConfig(t, inputs, 150000)
-	cfg := writeFile(t, filepath.Join(inputs, node.DirConfig), serveSnoYAML)
+	cfg := writeFile(t, filepath.Join(inputs, nodedir.ConfigFile), serveSnoYAML)
 	for _, tt := range []struct {
 		name string
 		args func(out string) []string
