@@ -32,6 +32,9 @@ const (
 // RHCOS initramfs unpacks to a few hundred MiB, and only a handful of small files are kept.
 const MaxInitramfsSize = 4 << 30
 
+// maxFeaturesSize bounds the files InspectInitramfs keeps: its stamp and features.json.
+const maxFeaturesSize = 1 << 20
+
 // The files of a live initramfs that tell what it is.
 const (
 	// LiveInitramfsStamp exists in every CoreOS live initramfs.
@@ -219,6 +222,8 @@ func InspectInitramfs(r io.Reader) (embed.Features, error) {
 	var customized []string
 	files, err := initrd.Read(r, initrd.ReadOptions{
 		MaxSize: MaxInitramfsSize,
+		// The stamp is empty and features.json a few bytes.
+		MaxFileSize: maxFeaturesSize,
 		Match: func(name string) bool {
 			p := unpackedPath(name)
 			if p == initrd.IgnitionPath || initrd.IsNetworkFile(p) {

@@ -285,6 +285,10 @@ func isLeftover(root *os.Root, name string, now time.Time) bool {
 		lockName = filepath.Join(name, tempLockName)
 	}
 	f, err := root.OpenFile(lockName, os.O_RDWR, 0)
+	if info.IsDir() && errors.Is(err, fs.ErrNotExist) {
+		// No lock yet (just made), or none any more (a removal cut short by a kill).
+		return age > newTempGrace
+	}
 	if err != nil {
 		return false
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/httpsem"
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Defaults of Options.
@@ -133,6 +134,9 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 	o.ifRange = httpsem.RangeValidator(resp.Header)
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		o.lastModified = t.UTC()
+	}
+	if o.ifRange == "" {
+		return nil, &Error{URL: o.display, Status: resp.StatusCode, Err: ErrNoValidator}
 	}
 	data := make([]byte, cr.Last+1)
 	n, err := io.ReadFull(resp.Body, data)
@@ -404,13 +408,7 @@ func transportError(err error) error {
 
 // Redact returns scheme://host/path of rawURL: the query and user info of a pre-signed or
 // authenticated URL are credentials, not for logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
-}
+func Redact(rawURL string) string { return redact.URL(rawURL) }
 
 // knownRange reads the Content-Range of a 206: bytes of an object whose size is known.
 func knownRange(h http.Header) (httpsem.ContentRange, error) {

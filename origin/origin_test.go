@@ -415,3 +415,32 @@ func TestKnownRange(t *testing.T) {
 		t.Errorf("ftp URL: %v", err)
 	}
 }
+
+// An origin that names no version (no strong ETag, no Last-Modified) cannot be pinned: a
+// replaced object would be served as a mix of two versions. Open refuses it.
+func TestOriginWithoutValidatorIsRefused(t *testing.T) {
+	data := randomBytes(10_000)
+	for name, etag := range map[string]string{"none": "", "weak ETag": `W/"v1"`} {
+		t.Run(name, func(t *testing.T) {
+			o := newTestOrigin(t, data)
+			o.handler = func(w http.ResponseWriter, r *http.Request) {
+				if etag != "" {
+					w.Header().Set("ETag", etag)
+				}
+				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+			}
+			_, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions())
+			if !errors.Is(err, ErrNoValidator) || !strings.Contains(err.Error(), "Last-Modified") {
+				t.Fatalf("Open: %v, want ErrNoValidator naming what is missing", err)
+			}
+		})
+	}
+	// Last-Modified alone pins the version.
+	o := newTestOrigin(t, data)
+	o.handler = func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), bytes.NewReader(data))
+	}
+	if _, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions()); err != nil {
+		t.Fatalf("Open with Last-Modified only: %v", err)
+	}
+}

@@ -31,6 +31,8 @@ var advice = []struct {
 	{serve.ErrNodesNotDir, "; " + nodesDirAdvice},
 	{isobuilder.ErrOutsideOutputDir, "; remove the link, or choose another output directory"},
 	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
+	{origin.ErrNoValidator, "; serve the ISO from a server that sends ETag or Last-Modified (nginx, S3 do), " +
+		"or fetch it once with `sno-iso download --url URL --sha256 HEX` and pass its path to --iso"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
 	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},
 }
