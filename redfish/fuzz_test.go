@@ -68,23 +68,24 @@ func FuzzIfMatchLadder(f *testing.F) {
 func FuzzResources(f *testing.F) {
 	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
 		resp := &response{status: 200, header: http.Header{"Content-Type": {contentType}}, body: body}
+		c := New(Address{Endpoint: "http://127.0.0.1"}, Options{})
 		var root serviceRoot
-		decodeResource("/", resp, &root)
+		c.decodeResource("/", resp, &root)
 		var sys System
-		if decodeResource("/s", resp, &sys) == nil {
+		if c.decodeResource("/s", resp, &sys) == nil {
 			cdTarget(sys.Boot.AllowedTargets)
 		}
 		var s Slot
-		if decodeResource("/m", resp, &s) == nil {
+		if c.decodeResource("/m", resp, &s) == nil {
 			s.TakesCD()
 			s.Holds(testImage)
 			s.patchable()
 			cdSlots([]*Slot{&s}, "")
 		}
 		var info actionInfo
-		decodeResource("/a", resp, &info)
+		c.decodeResource("/a", resp, &info)
 		var tk task
-		decodeResource("/t", resp, &tk)
+		c.decodeResource("/t", resp, &tk)
 		redactJSON(body)
 	})
 }

@@ -22,6 +22,9 @@ type Config struct {
 	Mockup string
 	// Username and Password are the account; both empty accepts any request.
 	Username, Password string
+	// ReadOnlyAccount gives the account a role that may read but not change anything:
+	// actions and PATCHes get 403 InsufficientPrivilege.
+	ReadOnlyAccount bool
 	// PowerOn starts the System powered on (generated trees start off).
 	PowerOn bool
 	// PowerDelay is how long PoweringOn and PoweringOff last.
@@ -170,7 +173,7 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer b.mu.Unlock()
 	b.requests = append(b.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	if len(b.requests) > b.cfg.MaxRequests {
-		writeError(w, http.StatusServiceUnavailable, "Test.RequestBudget", fmt.Sprintf("the fake BMC answers at most %d requests", b.cfg.MaxRequests))
+		b.writeError(w, http.StatusServiceUnavailable, "Test.RequestBudget", fmt.Sprintf("the fake BMC answers at most %d requests", b.cfg.MaxRequests))
 		return
 	}
 	path := strings.TrimRight(r.URL.Path, "/")
@@ -181,7 +184,16 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	sessionsPath := b.sessionsPath()
 	login := r.Method == http.MethodPost && sessionsPath != "" && path == sessionsPath
 	if !(r.Method == http.MethodGet && path == root) && !login && !b.authorized(r) {
-		writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", "There is no valid session established with the implementation.")
+		b.refuseUnauthorized(w, r)
+		return
+	}
+	if target, ok := b.aliasTarget(path); ok {
+		b.redirectAlias(w, r, target)
+		return
+	}
+	if b.cfg.ReadOnlyAccount && !login && (r.Method == http.MethodPost || r.Method == http.MethodPatch) {
+		b.writeError(w, http.StatusForbidden, "Base.1.8.InsufficientPrivilege",
+			"There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.")
 		return
 	}
 	switch {
@@ -197,7 +209,7 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPatch:
 		b.patch(w, r, path, body)
 	default:
-		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", r.Method+" is not allowed on "+path)
+		b.writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", r.Method+" is not allowed on "+path)
 	}
 }
 
@@ -208,7 +220,7 @@ func (b *BMC) get(w http.ResponseWriter, path string) {
 	}
 	r := b.tree[path]
 	if r == nil {
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+path+" was not found.")
+		b.writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+path+" was not found.")
 		return
 	}
 	if s, ok := b.stale[path]; ok {
@@ -250,8 +262,17 @@ func writeJSON(w http.ResponseWriter, status int, v any, h http.Header) {
 	w.Write(data)
 }
 
-// errorBody is a Redfish error with one extended message.
-func errorBody(messageID, message string, related ...string) resource {
+// generalError is the one code of the GeneralErrorBodies profiles.
+const generalError = "Base.1.0.GeneralError"
+
+// errorBody is a Redfish error with one extended message, or the profile's own shape.
+func (b *BMC) errorBody(messageID, message string, related ...string) resource {
+	if b.cfg.Profile.GeneralErrorBodies {
+		// sushy-tools (sushy_tools/emulator/main.py _render_error, templates/error.json):
+		// one code for every refusal, the reason only in message, an id-only extended entry.
+		return resource{"error": resource{"code": generalError, "message": message,
+			"@Message.ExtendedInfo": []any{resource{"@odata.type": "/redfish/v1/$metadata#Message.1.0.0.Message", "MessageId": generalError}}}}
+	}
 	info := resource{"MessageId": messageID, "Message": message, "Severity": "Critical"}
 	if len(related) > 0 {
 		info["RelatedProperties"] = toAny(related)
@@ -259,8 +280,8 @@ func errorBody(messageID, message string, related ...string) resource {
 	return resource{"error": resource{"code": messageID, "message": message, "@Message.ExtendedInfo": []any{info}}}
 }
 
-func writeError(w http.ResponseWriter, status int, messageID, message string, related ...string) {
-	writeJSON(w, status, errorBody(messageID, message, related...), nil)
+func (b *BMC) writeError(w http.ResponseWriter, status int, messageID, message string, related ...string) {
+	writeJSON(w, status, b.errorBody(messageID, message, related...), nil)
 }
 
 // Requests returns the requests answered so far.
