@@ -133,6 +133,9 @@ func (b *BMC) insertSlot(path, image string) (int, resource) {
 				status = http.StatusBadGateway
 			}
 			return status, b.errorBody(generalError, fmt.Sprintf("Cannot download virtual media: got error %d from the server", refused.code))
+		case err != nil && b.cfg.Profile.GeneralErrorBodies:
+			// The same function turns any other failure into a 500 naming the URL.
+			return http.StatusInternalServerError, b.errorBody(generalError, fmt.Sprintf("Failed fetching image from URL %s: %v", image, err))
 		case err != nil:
 			return http.StatusBadRequest, b.errorBody("Base.1.8.ResourceAtUriUnauthorized", fmt.Sprintf("Unable to access the image at %s: %v", image, err), "#/Image")
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -88,9 +89,34 @@ type staleView struct {
 	reads int
 }
 
-// Start runs a fake BMC until the test ends.
+// Start runs a fake BMC on 127.0.0.1 until the test ends.
 func Start(t testing.TB, cfg Config) *BMC {
 	t.Helper()
+	b, err := newBMC(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.start(nil)
+	t.Cleanup(b.Close)
+	return b
+}
+
+// Listen runs a fake BMC on addr (host:port, port 0 for any) outside a test, until Close:
+// the fakebmc command, for trying a client without hardware.
+func Listen(addr string, cfg Config) (*BMC, error) {
+	b, err := newBMC(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	b.start(l)
+	return b, nil
+}
+
+func newBMC(cfg Config) (*BMC, error) {
 	b := &BMC{cfg: cfg, sessions: map[string]*session{}, stale: map[string]staleView{}, tasks: map[string]*task{}, fetched: map[string]string{}}
 	if b.cfg.MaxRequests == 0 {
 		b.cfg.MaxRequests = 2000
@@ -98,7 +124,7 @@ func Start(t testing.TB, cfg Config) *BMC {
 	if cfg.Mockup != "" {
 		tree, err := loadMockup(cfg.Mockup)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		b.tree = tree
 	} else {
@@ -110,19 +136,27 @@ func Start(t testing.TB, cfg Config) *BMC {
 			b.tree[path]["PowerState"] = "On"
 		}
 	}
+	return b, nil
+}
+
+// start serves on l, or on a new 127.0.0.1 port when l is nil.
+func (b *BMC) start(l net.Listener) {
 	b.server = httptest.NewUnstartedServer(http.HandlerFunc(b.serveHTTP))
+	if l != nil {
+		b.server.Listener.Close()
+		b.server.Listener = l
+	}
 	// Clients that refuse the certificate are what TLS tests check; no log of it.
 	b.server.Config.ErrorLog = log.New(io.Discard, "", 0)
-	if cfg.TLS {
+	if b.cfg.TLS {
 		b.server.StartTLS()
 	} else {
 		b.server.Start()
 	}
-	t.Cleanup(b.close)
-	return b
 }
 
-func (b *BMC) close() {
+// Close stops the fake BMC and its pending power transitions.
+func (b *BMC) Close() {
 	b.mu.Lock()
 	b.closed = true
 	for _, tm := range b.timers {
