@@ -31,7 +31,8 @@ bmc:
 		t.Errorf("without bmc: %+v, %v", cfg.BMC, err)
 	}
 
-	cfg, err = LoadConfig(writeFile(t, filepath.Join(dir, "ca.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\nbmc:\n  address: https://h\n  caFile: certs/bmc-ca.pem\n"))
+	cfg, err = LoadConfig(writeFile(t, filepath.Join(dir, "ca.yaml"),
+		"coreOSInstallation:\n  installationDisk: /dev/vda\nbmc:\n  address: https://h\n  caFile: certs/bmc-ca.pem\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -268,8 +268,8 @@ type SlotTypeError struct {
 }
 
 func (e *SlotTypeError) Error() string {
-	msg := fmt.Sprintf("slot %s takes %s, not a CD or DVD, and the boot override targets the virtual CD: the system would not boot the image from it",
-		e.Slot, strings.Join(e.MediaTypes, "/"))
+	msg := fmt.Sprintf("slot %s takes %s, not a CD or DVD, and the boot override targets the virtual CD: "+
+		"the system would not boot the image from it", e.Slot, strings.Join(e.MediaTypes, "/"))
 	if len(e.CDSlots) > 0 {
 		msg += "; the CD/DVD slots are " + strings.Join(e.CDSlots, ", ")
 	}

@@ -81,7 +81,8 @@ func (c *Client) setBootOnce(ctx context.Context, sys *System, mode string, res 
 	default:
 		res.BootOverrideNotOnce = true
 		c.progress(StepBootPersists, "the BMC reports the boot override %s %s after it was set to %s once: it ignored it, and the system "+
-			"follows its own boot order, which may start the image at every start until the media is ejected", orUnknown(got.Target), orUnknown(got.Enabled), target)
+			"follows its own boot order, which may start the image at every start until the media is ejected",
+			orUnknown(got.Target), orUnknown(got.Enabled), target)
 	}
 	return true, nil
 }

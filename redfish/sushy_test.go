@@ -72,7 +72,8 @@ func TestAuthRefusalsToldApart(t *testing.T) {
 		t.Errorf("without an account the client still sent an Authorization header")
 	}
 	_, err = client(sushy, Credentials{Username: testUser, Password: "not-" + testPassword}).Status(ctx, "")
-	if !errors.Is(err, ErrWrongCredentials) || errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), "Incorrect username or password") {
+	if !errors.Is(err, ErrWrongCredentials) || errors.Is(err, ErrNoCredentials) ||
+		!strings.Contains(err.Error(), "Incorrect username or password") {
 		t.Errorf("wrong password: %v; want ErrWrongCredentials with the BMC's words", err)
 	}
 

@@ -324,7 +324,8 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 	case errors.Is(err, redfish.ErrWrongCredentials):
 		return fmt.Errorf("%w; check the username and password in %s", err, t.credentialsFrom)
 	case errors.Is(err, redfish.ErrInsufficientPrivilege):
-		return fmt.Errorf("%w; the account %q from %s may not do this: give one with the Operator role or more", err, t.creds.Username, t.credentialsFrom)
+		return fmt.Errorf("%w; the account %q from %s may not do this: give one with the Operator role or more",
+			err, t.creds.Username, t.credentialsFrom)
 	case errors.Is(err, redfish.ErrPlainHTTP):
 		return fmt.Errorf("%w; this BMC speaks plain HTTP: write %s in %s", err, plainHTTPAddress(t.address), t.addressFrom)
 	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):

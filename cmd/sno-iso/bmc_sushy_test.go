@@ -40,14 +40,16 @@ func TestBMCSushyToolsAdvice(t *testing.T) {
 		{"no account", nil, bmcArgs("status", "--bmc", bmc.URL()),
 			[]string{"wants credentials and none were given", "Authorization required", envBMCUsername, "--credentials-file"}, []string{"Operator"}},
 		{"wrong password", wrongAccount, bmcArgs("status", "--bmc", bmc.URL()),
-			[]string{"refused the credentials", "Incorrect username or password", "check the username and password in " + envBMCUsername}, []string{"Operator"}},
+			[]string{"refused the credentials", "Incorrect username or password", "check the username and password in " + envBMCUsername},
+			[]string{"Operator"}},
 		{"read-only account", bmcEnv, bmcArgs("boot", "--bmc", reader.URL(), "--iso-url", bmcImage, "--no-power"),
 			[]string{"lacks the privilege", "403", "insufficient privileges", "Operator role"}, []string{"check the username"}},
 		{"a slot that takes no CD", bmcEnv, bmcArgs("boot", "--bmc", bmc.URL(), "--iso-url", bmcImage, "--slot", "Floppy"),
 			[]string{"slot Floppy takes Floppy/USBStick", "the CD/DVD slots are Cd", "--slot"}, nil},
 		{"https to a plain-HTTP BMC", bmcEnv, bmcArgs("status", "--bmc", https),
 			[]string{"plain HTTP", "write " + bmc.URL() + " in --bmc"}, []string{"certificate"}},
-		{"https to a plain-HTTP BMC, Metal3 form", bmcEnv, bmcArgs("status", "--bmc", "redfish-virtualmedia://"+strings.TrimPrefix(bmc.URL(), "http://")),
+		{"https to a plain-HTTP BMC, Metal3 form", bmcEnv,
+			bmcArgs("status", "--bmc", "redfish-virtualmedia://"+strings.TrimPrefix(bmc.URL(), "http://")),
 			[]string{"write redfish-virtualmedia+http://" + strings.TrimPrefix(bmc.URL(), "http://") + " in --bmc"}, nil},
 		{"an echoed password, traced", wrongAccount, bmcArgs("status", "--bmc", echoing.URL(), "--verbose"),
 			[]string{"Incorrect username or password", "<redacted>"},
@@ -185,7 +187,8 @@ func otherCAPEM(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "another CA"}, IsCA: true, BasicConstraintsValid: true,
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "another CA"},
+		IsCA: true, BasicConstraintsValid: true,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

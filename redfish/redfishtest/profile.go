@@ -207,8 +207,9 @@ func SushyTools() Profile {
 		SystemUUID: "8d4a5f2e-3c71-4b1a-9e0f-2a6c5d8b7e10", AliasRedirects: true,
 		ManagerID: "BMC", ManagerLinksSystemMedia: true, SlotEmptyAsStrings: true,
 		Slots:       []Slot{{ID: "Cd", MediaTypes: []string{"CD", "DVD"}}, {ID: "Floppy", MediaTypes: []string{"Floppy", "USBStick"}}},
-		BootTargets: []string{"Pxe", "Cd", "Hdd", "UefiHttp"}, ResetTypes: []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn"},
-		NoSessions: true, ContinuousOverrides: true, GeneralErrorBodies: true, BasicAuthChallenge: true,
+		BootTargets: []string{"Pxe", "Cd", "Hdd", "UefiHttp"},
+		ResetTypes:  []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn"},
+		NoSessions:  true, ContinuousOverrides: true, GeneralErrorBodies: true, BasicAuthChallenge: true,
 	}
 }
 

@@ -227,7 +227,8 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.cfg.ReadOnlyAccount && !login && (r.Method == http.MethodPost || r.Method == http.MethodPatch) {
 		b.writeError(w, http.StatusForbidden, "Base.1.8.InsufficientPrivilege",
-			"There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.")
+			"There are insufficient privileges for the account or credentials associated with the current session "+
+				"to perform the requested operation.")
 		return
 	}
 	switch {

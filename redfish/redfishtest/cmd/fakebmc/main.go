@@ -74,7 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := redfishtest.Config{Profile: p, Username: *username, Password: password, TLS: *useTLS, PowerDelay: *powerDelay, MaxRequests: *maxRequests,
+	cfg := redfishtest.Config{Profile: p, Username: *username, Password: password, TLS: *useTLS,
+		PowerDelay: *powerDelay, MaxRequests: *maxRequests,
 		OnBoot: func(b redfishtest.Boot) { fmt.Fprintf(stdout, "booted %s\n", b.Image) }}
 	if !*noFetch {
 		dir, err := os.MkdirTemp("", "fakebmc-virtual-cd-")
@@ -89,12 +90,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer bmc.Close()
-	fmt.Fprintf(stdout, "fake BMC (%s profile)\nurl: %s\nsystem: %s\nusername: %s\npassword: %s\n", p.Name, bmc.URL(), bmc.SystemPath(), *username, password)
+	fmt.Fprintf(stdout, "fake BMC (%s profile)\nurl: %s\nsystem: %s\nusername: %s\npassword: %s\n",
+		p.Name, bmc.URL(), bmc.SystemPath(), *username, password)
 	insecure := ""
 	if *useTLS {
 		insecure = " --insecure"
 	}
-	fmt.Fprintf(stderr, "Try: SNO_ISO_BMC_USERNAME=%s SNO_ISO_BMC_PASSWORD=%s sno-iso bmc status --bmc %s%s\n", *username, password, bmc.URL(), insecure)
+	fmt.Fprintf(stderr, "Try: SNO_ISO_BMC_USERNAME=%s SNO_ISO_BMC_PASSWORD=%s sno-iso bmc status --bmc %s%s\n",
+		*username, password, bmc.URL(), insecure)
 	if *lifetime > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, *lifetime)
