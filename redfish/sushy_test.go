@@ -281,3 +281,25 @@ func TestSlotMustTakeCD(t *testing.T) {
 }
 
 func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true} }
+
+// The override is read back: a BMC that skips it (200 with an annotation) is reported, one
+// that keeps it Once is not.
+func TestBootOverrideReadBack(t *testing.T) {
+	for _, skips := range []bool{false, true} {
+		p := redfishtest.IDRAC()
+		p.SkipsBootOverride = skips
+		bmc := startBMC(t, redfishtest.Config{Profile: p})
+		var events eventLog
+		res, err := newClient(t, bmc, &events, nil).Boot(testContext(t), BootRequest{Image: testImage, NoPower: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(events.text(), "boot-persists: the BMC reports the boot override None Disabled after it was set to Cd once: it ignored it")
+		if res.BootOverrideNotOnce != skips || warned != skips || res.BootOverride == nil {
+			t.Errorf("skips %v: result %+v, events\n%s", skips, res, events.text())
+		}
+		if !skips && (res.BootOverride.Target != "Cd" || res.BootOverride.Enabled != "Once") {
+			t.Errorf("override read back as %+v, want Cd Once", res.BootOverride)
+		}
+	}
+}

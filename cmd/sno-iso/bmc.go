@@ -87,7 +87,7 @@ func bmcFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "bmc", Usage: "the BMC's Redfish `ADDRESS`"},
 		&cli.StringFlag{Name: "node", Usage: "the node `DIR/NODE` whose sno.yaml has a bmc section"},
-		&cli.StringFlag{Name: "system", Usage: "the System `ID` when the BMC manages several"},
+		&cli.StringFlag{Name: "system", Usage: "the System when the BMC manages several: its `ID`, Name, UUID or path"},
 		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " + envBMCUsername + " and " + envBMCPassword + ")"},
 		&cli.BoolFlag{Name: "insecure", Usage: "do not verify the BMC's TLS certificate"},
 		&cli.StringFlag{Name: "ca-file", Usage: "PEM `FILE` with the CA that signed the BMC's certificate"},

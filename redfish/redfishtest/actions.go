@@ -251,6 +251,11 @@ func (b *BMC) patchBoot(path string, v any) (int, resource) {
 			return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %v for the property %s is not in the list of acceptable values.", value, key), "#/Boot/"+key)
 		}
 	}
+	if p.SkipsBootOverride {
+		return http.StatusOK, resource{"@Message.ExtendedInfo": []any{resource{"MessageId": "Base.1.8.PropertyNotWritable",
+			"Message":           "The property BootSourceOverrideTarget is a read only property and cannot be assigned a value.",
+			"RelatedProperties": []any{"#/Boot/BootSourceOverrideTarget"}, "Severity": "Warning"}}}
+	}
 	target := b.tree[path]["Boot"].(resource)
 	for key, value := range boot {
 		target[key] = value

@@ -59,6 +59,10 @@ type Profile struct {
 	EjectEmptyBodyStatus int
 	// RejectBootMode refuses a Boot PATCH that carries BootSourceOverrideMode (HPE).
 	RejectBootMode bool
+	// SkipsBootOverride answers a Boot PATCH with 200 and a PropertyNotWritable annotation
+	// and keeps the old values: DSP0266 lets a service accept a PATCH and skip properties it
+	// cannot write, saying so only in the 200's @Message.ExtendedInfo.
+	SkipsBootOverride bool
 	// ContinuousOverrides keeps every boot override Continuous whatever Enabled the client
 	// sends, so it is never spent by a boot (sushy-tools).
 	ContinuousOverrides bool
