@@ -330,7 +330,7 @@ func (c *Client) check(method, path string, resp *response) (*response, error) {
 		e = &Error{Method: method, Path: path, StatusCode: resp.status,
 			Message: fmt.Sprintf("a redirect to %q, which is not a path on this BMC: not followed", resp.header.Get("Location"))}
 	case resp.status >= 400:
-		e = parseError(method, path, resp.status, resp.body)
+		e = c.parseRefusal(method, path, resp.status, resp.body)
 	default:
 		eb, failed := failedDespiteSuccess(resp.body)
 		if !failed {
@@ -343,6 +343,18 @@ func (c *Client) check(method, path string, resp *response) (*response, error) {
 	c.mu.Unlock()
 	e.classifyAuth(resp.sentCredentials, accepted)
 	return nil, c.scrubError(e)
+}
+
+// parseRefusal reads a refusal with the secrets taken out of the body before it is parsed
+// or cut to an excerpt (a cut could keep part of one), and out of the parsed text (JSON
+// escapes could spell one).
+func (c *Client) parseRefusal(method, path string, status int, body []byte) *Error {
+	return c.scrubError(parseError(method, path, status, []byte(c.scrub(string(body)))))
+}
+
+// excerpt is excerpt of a body with the secrets taken out.
+func (c *Client) excerpt(body []byte) string {
+	return c.scrub(excerpt([]byte(c.scrub(string(body)))))
 }
 
 // get reads the resource at path into v and remembers its ETag and Allow header.
@@ -365,12 +377,12 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 func (c *Client) decodeResource(path string, resp *response, v any) error {
 	if ct := resp.header.Get("Content-Type"); ct != "" {
 		if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" {
-			return fmt.Errorf("%w: GET %s answered an HTML page (%s); is the address a Redfish BMC?", ErrNotRedfish, path, c.scrub(excerpt(resp.body)))
+			return fmt.Errorf("%w: GET %s answered an HTML page (%s); is the address a Redfish BMC?", ErrNotRedfish, path, c.excerpt(resp.body))
 		}
 	}
 	trimmed := bytes.TrimSpace(resp.body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return fmt.Errorf("%w: GET %s answered %q, not a JSON object", ErrNotRedfish, path, c.scrub(excerpt(resp.body)))
+		return fmt.Errorf("%w: GET %s answered %q, not a JSON object", ErrNotRedfish, path, c.excerpt(resp.body))
 	}
 	if err := json.Unmarshal(trimmed, v); err != nil {
 		return fmt.Errorf("%w: GET %s: %s", ErrNotRedfish, path, c.scrub(err.Error()))
@@ -402,7 +414,7 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	// 401 and 404: the session expired or was dropped, which is what Close wants.
 	if resp.status >= 300 && resp.status != http.StatusNotFound && resp.status != http.StatusUnauthorized {
-		return c.scrubError(parseError(http.MethodDelete, session, resp.status, resp.body))
+		return c.parseRefusal(http.MethodDelete, session, resp.status, resp.body)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package redfish
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,5 +89,42 @@ func FuzzResources(f *testing.F) {
 		var tk task
 		c.decodeResource("/t", resp, &tk)
 		redactJSON(body)
+	})
+}
+
+// FuzzScrub: whatever a BMC answers, with the password echoed anywhere in it (PW as sent,
+// EPW JSON-escaped), neither the refusal nor the trace shows the password. The password
+// starts with a control character, so that the client's own words cannot spell it, and
+// has no < or >, so that the <redacted> marker beside other text cannot either.
+func FuzzScrub(f *testing.F) {
+	f.Add("s3cret-calvin", []byte(`{"error":{"code":"X","message":"bad password PW for root"}}`))
+	f.Add(`q"uo\te`, []byte(`{"error":{"message":"EPW"},"x":"`+strings.Repeat("y", 110)+`PW"}`))
+	f.Add("calvin", []byte("<html>"+strings.Repeat("a ", 58)+"PW</html>"))
+	f.Fuzz(func(t *testing.T, password string, template []byte) {
+		if strings.ContainsAny(password, "<>") {
+			return
+		}
+		password = "\x01" + password
+		escaped, _ := json.Marshal(password)
+		body := bytes.ReplaceAll(bytes.ReplaceAll(template, []byte("PW"), []byte(password)), []byte("EPW"), escaped[1:len(escaped)-1])
+		c := New(Address{Endpoint: "http://127.0.0.1"}, Options{Credentials: Credentials{Username: "root", Password: password}})
+		var trace strings.Builder
+		c.opts.Trace = &trace
+		e := c.parseRefusal("POST", "/x", 400, body)
+		c.traceResponse(&response{status: 400, body: body})
+		var resource map[string]any
+		decodeErr := c.decodeResource("/x", &response{status: 200, header: http.Header{}, body: body}, &resource)
+		texts := []string{e.Code, e.Message, trace.String()}
+		if decodeErr != nil {
+			texts = append(texts, decodeErr.Error())
+		}
+		for _, m := range e.ExtendedInfo {
+			texts = append(texts, m.MessageID, m.Message, strings.Join(m.RelatedProperties, " "))
+		}
+		for _, text := range texts {
+			if strings.Contains(text, password) {
+				t.Fatalf("password %q shown in %q", password, text)
+			}
+		}
 	})
 }

@@ -42,7 +42,7 @@ func (c *Client) traceResponse(resp *response) {
 	fmt.Fprintf(&b, "< %d %s\n", resp.status, http.StatusText(resp.status))
 	writeHeaders(&b, "< ", resp.header)
 	if len(resp.body) > 0 {
-		fmt.Fprintf(&b, "< %s\n", redactJSON(resp.body))
+		fmt.Fprintf(&b, "< %s\n", redactJSON([]byte(c.scrub(string(resp.body)))))
 	}
 	fmt.Fprint(c.opts.Trace, c.scrub(b.String()))
 }
