@@ -323,6 +323,9 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 		return fmt.Errorf("%w; give the account in %s and %s, or in %s", err, envBMCUsername, envBMCPassword, where)
 	case errors.Is(err, redfish.ErrWrongCredentials):
 		return fmt.Errorf("%w; check the username and password in %s", err, t.credentialsFrom)
+	case errors.Is(err, redfish.ErrInsufficientPrivilege) && t.credentialsFrom == "":
+		return fmt.Errorf("%w; without an account the BMC allows no more: give one with the Operator role or more "+
+			"in %s and %s, or --credentials-file", err, envBMCUsername, envBMCPassword)
 	case errors.Is(err, redfish.ErrInsufficientPrivilege):
 		return fmt.Errorf("%w; the account %q from %s may not do this: give one with the Operator role or more",
 			err, t.creds.Username, t.credentialsFrom)
