@@ -3,10 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -15,12 +12,6 @@ import (
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
-)
-
-// The files of a node directory, the layout serve reads.
-const (
-	DirIgnition = "bootstrap-in-place-for-live-iso.ign"
-	DirConfig   = "sno.yaml"
 )
 
 // maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
@@ -40,16 +31,9 @@ type Inputs struct {
 	NetworkKeyfiles []string
 	// Customizations replace sno.yaml's list when not nil.
 	Customizations []string
-}
-
-// DirInputs are the inputs of a node directory: dir/bootstrap-in-place-for-live-iso.ign and,
-// when it exists, dir/sno.yaml (paths in it are relative to it).
-func DirInputs(dir string) Inputs {
-	in := Inputs{IgnitionPath: filepath.Join(dir, DirIgnition), ConfigPath: filepath.Join(dir, DirConfig)}
-	if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
-		in.ConfigPath = ""
-	}
-	return in
+	// CheckConfig, when set, vets sno.yaml once parsed: an error refuses the node (the nodes
+	// directory's rule that a node's files stay inside its directory, nodedir.CheckConfined).
+	CheckConfig func(*coreos.Config) error
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
@@ -84,6 +68,11 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 		files = append(files, in.ConfigPath)
 		if cfg, err = coreos.LoadConfig(in.ConfigPath); err != nil {
 			return nil, files, err
+		}
+		if in.CheckConfig != nil {
+			if err := in.CheckConfig(cfg); err != nil {
+				return nil, files, err
+			}
 		}
 		// The same rule as when the URL is written into the kernel arguments, checked now so
 		// that a node is refused as a whole, not when its minimal ISO is first asked for.

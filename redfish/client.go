@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // maxBody bounds what is read of any BMC answer: Redfish resources are a few KiB.
@@ -87,7 +87,7 @@ func New(addr Address, opts Options) *Client {
 		opts:     opts,
 		etags:    map[string]string{},
 		allow:    map[string]string{},
-		sleep:    httpwait.Sleep,
+		sleep:    httpsem.Sleep,
 	}
 	c.http = &http.Client{Transport: transport, CheckRedirect: c.checkRedirect}
 	return c

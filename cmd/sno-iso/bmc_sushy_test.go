@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
 
@@ -88,7 +88,7 @@ func TestBMCNodeKeysNamed(t *testing.T) {
 	nodes := t.TempDir()
 	withKeys := func(name, address, keys string) (dir, config string) {
 		dir = writeBMCNode(t, nodes, name, address, serveSnoYAML)
-		config = filepath.Join(dir, node.DirConfig)
+		config = filepath.Join(dir, nodedir.ConfigFile)
 		f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
