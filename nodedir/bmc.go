@@ -23,6 +23,10 @@ type BMC struct {
 	Insecure bool
 	// CredentialsFile is the account's file inside the node directory; "" when not set.
 	CredentialsFile string
+	// CAFile is the PEM CA of the BMC's certificate; "" when not set.
+	CAFile string
+	// Config is the sno.yaml the values come from, for messages that name its keys.
+	Config string
 	// EjectAfterInstall is sno.yaml's bmc.ejectAfterInstall; nil when not set.
 	EjectAfterInstall *bool
 }
@@ -40,12 +44,13 @@ func LoadBMC(dir string) (*BMC, error) {
 		return nil, fmt.Errorf("%s has %w", cfg.Path, ErrNoBMC)
 	}
 	return &BMC{
-		Node:            filepath.Base(filepath.Clean(dir)),
-		Address:         cfg.BMC.Address,
-		SystemID:        cfg.BMC.SystemID,
-		Insecure:        cfg.BMC.Insecure,
-		CredentialsFile: cfg.BMC.CredentialsFile,
-
+		Node:              filepath.Base(filepath.Clean(dir)),
+		Address:           cfg.BMC.Address,
+		SystemID:          cfg.BMC.SystemID,
+		Insecure:          cfg.BMC.Insecure,
+		CredentialsFile:   cfg.BMC.CredentialsFile,
+		CAFile:            cfg.BMC.CAFile,
+		Config:            cfg.Path,
 		EjectAfterInstall: cfg.BMC.EjectAfterInstall,
 	}, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -69,7 +68,7 @@ func ejectAfterInstall(ctx context.Context, nodeDir string, stderr io.Writer) (*
 	case b.EjectAfterInstall != nil && !*b.EjectAfterInstall:
 		return nil, fmt.Errorf("%w: its %s says bmc.ejectAfterInstall: false", errNoEject, nodedir.ConfigFile)
 	}
-	creds, err := bmcCredentials("", b.CredentialsFile, stderr)
+	creds, _, err := bmcCredentials("", b.CredentialsFile, b.Config+" bmc.credentialsFile", stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +79,11 @@ func ejectAfterInstall(ctx context.Context, nodeDir string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	client := redfish.New(addr, redfish.Options{
-		Credentials: creds,
-		// The user asked for it in sno.yaml: BMCs ship self-signed certificates.
-		TLS: &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: b.Insecure},
-	})
+	tlsConfig, err := bmcTLS(b.Insecure, b.CAFile, b.Config+" bmc.caFile")
+	if err != nil {
+		return nil, err
+	}
+	client := redfish.New(addr, redfish.Options{Credentials: creds, TLS: tlsConfig})
 	res, err := client.EjectAfterInstall(ctx, b.SystemID)
 	logout, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
