@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -14,7 +15,8 @@ type AfterInstallResult struct {
 
 // EjectAfterInstall takes the install media away once a node has written its disk: it ejects
 // every CD/DVD slot and clears the boot override, so that the next boot is from the disk
-// whatever the BMC did with "Once" (some keep it, sushy-tools makes it Continuous).
+// whatever the BMC did with "Once" (some keep it; sushy-tools makes every override
+// Continuous and ignores Disabled, so there the target goes back to the disk, Hdd).
 func (c *Client) EjectAfterInstall(ctx context.Context, system string) (*AfterInstallResult, error) {
 	ejected, err := c.Eject(ctx, system, "")
 	res := &AfterInstallResult{Eject: ejected}
@@ -32,13 +34,8 @@ func (c *Client) EjectAfterInstall(ctx context.Context, system string) (*AfterIn
 		c.progress(StepBoot, "no boot override to clear")
 		return res, nil
 	}
-	// Target and Enabled together: some BMCs refuse one without the other. The target stays:
-	// not every BMC lists None (sushy-tools does not).
-	target := sys.Boot.Target
-	if target == "" {
-		target = "None"
-	}
-	boot := map[string]any{"BootSourceOverrideTarget": target, "BootSourceOverrideEnabled": "Disabled"}
+	// Target and Enabled together: some BMCs refuse one without the other.
+	boot := map[string]any{"BootSourceOverrideTarget": noOverrideTarget(sys.Boot), "BootSourceOverrideEnabled": "Disabled"}
 	if err := c.patch(ctx, bootSettingsPath(sys), map[string]any{"Boot": boot}); err != nil {
 		return res, err
 	}
@@ -54,4 +51,17 @@ func bootSettingsPath(sys *System) string {
 		return strings.TrimRight(sys.Settings.SettingsObject.ID, "/")
 	}
 	return sys.Path
+}
+
+// noOverrideTarget is the target that boots the System as if no override were set: None
+// where the BMC allows it (or lists nothing), else the disk, else the target as it is.
+func noOverrideTarget(b BootState) string {
+	allowed := func(t string) bool { return len(b.AllowedTargets) == 0 || slices.Contains(b.AllowedTargets, t) }
+	switch {
+	case allowed("None"):
+		return "None"
+	case allowed("Hdd"):
+		return "Hdd"
+	}
+	return b.Target
 }

@@ -66,8 +66,8 @@ func TestBMCBootEjectAfterInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := snoEnv(t, nil, bmcArgs("boot", "--node", dir, "--serve-url", s.url, "--eject-after-install", "--install-timeout", "1m")...)
-	slot := bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")
-	if r.code != 0 || slot["Inserted"] == true || !strings.Contains(string(r.stderr), "Node sno installed: ejected 1 virtual media") {
+	slot := bmc.Resource(bmc.SystemPath() + "/VirtualMedia/Cd")
+	if r.code != 0 || slot == nil || slot["Inserted"] == true || !strings.Contains(string(r.stderr), "Node sno installed: ejected 1 virtual media") {
 		t.Fatalf("exit %d, slot inserted %v:\n%s", r.code, slot["Inserted"], r.stderr)
 	}
 	if r := snoEnv(t, nil, bmcArgs("boot", "--bmc", bmc.URL(), "--iso-url", "http://192.0.2.1/x.iso", "--eject-after-install")...); r.code != 2 {
