@@ -232,24 +232,24 @@ output:
 	}
 }
 
-// TestReadmeExampleParses keeps the README's sno.yaml example valid.
-func TestReadmeExampleParses(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+// TestDocumentedExampleParses keeps the sno.yaml reference example of docs/building.md valid.
+func TestDocumentedExampleParses(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "docs", "building.md"))
 	if err != nil {
-		t.Skipf("no README.md beside the package: %v", err)
+		t.Fatal(err)
 	}
-	_, section, found := strings.Cut(string(readme), "## sno.yaml")
+	_, section, found := strings.Cut(string(guide), "## sno.yaml")
 	_, block, found2 := strings.Cut(section, "```yaml\n")
 	example, _, found3 := strings.Cut(block, "```")
 	if !found || !found2 || !found3 {
-		t.Fatal("README.md has no yaml example under \"## sno.yaml\"")
+		t.Fatal("docs/building.md has no yaml example under \"## sno.yaml\"")
 	}
-	cfg, err := ParseConfig("README.md/sno.yaml", []byte(example))
+	cfg, err := ParseConfig("docs/building.md/sno.yaml", []byte(example))
 	if err != nil {
-		t.Fatalf("the README's sno.yaml example does not parse: %v", err)
+		t.Fatalf("the sno.yaml example of docs/building.md does not parse: %v", err)
 	}
 	if cfg.Installation.Disk == "" || !cfg.Installation.WipeDisk || len(cfg.Installation.AppendKargs) != 1 {
-		t.Fatalf("the README's example parsed to %+v", cfg.Installation)
+		t.Fatalf("the sno.yaml example of docs/building.md parsed to %+v", cfg.Installation)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
@@ -107,27 +109,18 @@ func TestInstallToDiskScriptCommands(t *testing.T) {
 	}
 }
 
-// TestInstallToDiskScriptSyntax runs sh -n (and shellcheck when installed) on every
-// rendered script, with and without service records.
+// TestInstallToDiskScriptSyntax runs sh -n, bash -n and shellcheck (all its checks, style
+// included) on every rendered script, with and without service records.
 func TestInstallToDiskScriptSyntax(t *testing.T) {
-	shellcheck, _ := exec.LookPath("shellcheck")
-	if shellcheck == "" {
-		t.Log("shellcheck not installed: checking with sh -n and bash -n only")
-	}
+	shellcheck := testenv.Tool(t, "shellcheck", "shellcheck")
+	bash := testenv.Tool(t, "bash", "bash")
 	for i := range 2 * len(renderCases) {
 		c, records := renderCases[i/2], i%2 == 1
 		path := filepath.Join(t.TempDir(), c.name+".sh")
 		if err := os.WriteFile(path, []byte(RenderInstallToDiskScript(c.inst, records)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		checks := [][]string{{"sh", "-n", path}}
-		if _, err := exec.LookPath("bash"); err == nil {
-			checks = append(checks, []string{"bash", "-n", path})
-		}
-		if shellcheck != "" {
-			checks = append(checks, []string{shellcheck, "--shell=bash", path})
-		}
-		for _, argv := range checks {
+		for _, argv := range [][]string{{"sh", "-n", path}, {bash, "-n", path}, {shellcheck, "--shell=bash", "--severity=style", path}} {
 			if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 				t.Errorf("%s: %s: %v\n%s", c.name, strings.Join(argv, " "), err, out)
 			}

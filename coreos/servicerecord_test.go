@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // TestSetInstallToDiskServiceRecords: the script records its stages when the config carries
@@ -56,10 +58,7 @@ func TestInstallToDiskScriptServiceRecordsGolden(t *testing.T) {
 // installer's does): the three stages are recorded in order, and a restart after
 // coreos-installer succeeded records no second install.
 func TestInstallToDiskScriptRecordsStages(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
-	}
+	bash := testenv.Tool(t, "bash", "bash")
 	root := t.TempDir()
 	opt, bin, records := filepath.Join(root, "opt"), filepath.Join(root, "bin"), filepath.Join(root, "records")
 	for _, d := range []string{opt, bin} {

@@ -22,7 +22,8 @@ const (
 var ErrUnrecognizedISO = errors.New("Unrecognized CoreOS ISO image")
 
 // ErrNotLiveISO is returned when an ISO has no Ignition area: it is not a CoreOS live ISO.
-var ErrNotLiveISO = fmt.Errorf("%w: no Ignition embed area (neither coreos/igninfo.json nor images/ignition.img); is this a CoreOS or RHCOS live ISO?", ErrUnrecognizedISO)
+var ErrNotLiveISO = fmt.Errorf("%w: no Ignition embed area (neither coreos/igninfo.json nor images/ignition.img); "+
+	"is this a CoreOS or RHCOS live ISO?", ErrUnrecognizedISO)
 
 // Area is a span of the ISO that a tool may rewrite.
 type Area struct {
@@ -97,7 +98,8 @@ func FindIgnitionArea(iso ISO) (IgnitionArea, error) {
 		area.Offset, area.Length = fileOff+off, fileLen-off
 		if length != nil {
 			if *length > fileLen-off { // off <= fileLen: no overflow, unlike off+length
-				return area, fmt.Errorf("coreos/igninfo.json area (offset %d, length %d) runs past the end of %s (%d bytes); corrupt ISO?", off, *length, file, fileLen)
+				return area, fmt.Errorf("coreos/igninfo.json area (offset %d, length %d) runs past the end of %s (%d bytes); "+
+					"corrupt ISO?", off, *length, file, fileLen)
 			}
 			area.Length = *length
 		}
@@ -110,7 +112,8 @@ func FindIgnitionArea(iso ISO) (IgnitionArea, error) {
 		area.Offset, area.Length = off, length
 	}
 	if area.End() > iso.Size() {
-		return area, fmt.Errorf("the Ignition area (bytes %d to %d) lies past the end of the ISO (%d bytes); the ISO image is incomplete", area.Offset, area.End(), iso.Size())
+		return area, fmt.Errorf("the Ignition area (bytes %d to %d) lies past the end of the ISO (%d bytes); "+
+			"the ISO image is incomplete", area.Offset, area.End(), iso.Size())
 	}
 	if area.Length == 0 {
 		return area, fmt.Errorf("the Ignition area in %s is empty; corrupt ISO?", area.File)

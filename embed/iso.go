@@ -36,7 +36,8 @@ func readFile(iso ISO, path string) (data []byte, found bool, err error) {
 		return nil, false, fmt.Errorf("looking up %s: %w", path, err)
 	}
 	if length > maxMetadataFile {
-		return nil, true, fmt.Errorf("%s is %d bytes, more than the %d a CoreOS metadata file can be; corrupt ISO?", path, length, maxMetadataFile)
+		return nil, true, fmt.Errorf("%s is %d bytes, more than the %d a CoreOS metadata file can be; "+
+			"corrupt ISO?", path, length, maxMetadataFile)
 	}
 	data, err = readSpan(iso, off, length, path)
 	return data, true, err
@@ -45,7 +46,8 @@ func readFile(iso ISO, path string) (data []byte, found bool, err error) {
 // readSpan reads length bytes at off, checking that they lie inside the ISO.
 func readSpan(iso ISO, off, length int64, what string) ([]byte, error) {
 	if off < 0 || length < 0 || length > iso.Size()-off {
-		return nil, fmt.Errorf("%s (%d bytes at byte %d) lies outside the ISO (%d bytes); the ISO image is incomplete or corrupt", what, length, off, iso.Size())
+		return nil, fmt.Errorf("%s (%d bytes at byte %d) lies outside the ISO (%d bytes); "+
+			"the ISO image is incomplete or corrupt", what, length, off, iso.Size())
 	}
 	buf := make([]byte, length)
 	if _, err := iso.ReadAt(buf, off); err != nil {

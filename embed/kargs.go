@@ -24,7 +24,8 @@ const (
 
 // ErrNoKargs is returned by commands that need kernel-argument areas on an ISO without them.
 // It starts with coreos-installer's words, which scripts grep for.
-var ErrNoKargs = errors.New("No karg embed areas found; this ISO is too old to carry live kernel arguments (RHCOS 4.6 and earlier) or corrupt")
+var ErrNoKargs = errors.New("No karg embed areas found; " +
+	"this ISO is too old to carry live kernel arguments (RHCOS 4.6 and earlier) or corrupt")
 
 // KargsArea is one place where the live kernel command line is stored.
 type KargsArea struct {
@@ -70,7 +71,8 @@ func FindKargs(iso ISO) (*Kargs, error) {
 	sort.Slice(k.Areas, func(i, j int) bool { return k.Areas[i].Offset < k.Areas[j].Offset })
 	for _, a := range k.Areas {
 		if a.End() > iso.Size() {
-			return nil, fmt.Errorf("karg area at byte %d (in %s) lies past the end of the ISO (%d bytes); the ISO image is incomplete", a.Offset, a.File, iso.Size())
+			return nil, fmt.Errorf("karg area at byte %d (in %s) lies past the end of the ISO (%d bytes); "+
+				"the ISO image is incomplete", a.Offset, a.File, iso.Size())
 		}
 	}
 	return k, nil
@@ -85,7 +87,8 @@ func kargsFromJSON(iso ISO, raw []byte) (*Kargs, error) {
 		return nil, fmt.Errorf("coreos/kargs.json: karg area size %d is not between 1 and %d; corrupt ISO?", j.Size, maxKargsAreaSize)
 	}
 	if len(j.Default) > j.Size {
-		return nil, fmt.Errorf("coreos/kargs.json: default kargs (%d bytes) are larger than the areas (%d bytes); corrupt ISO?", len(j.Default), j.Size)
+		return nil, fmt.Errorf("coreos/kargs.json: default kargs (%d bytes) are larger than the areas (%d bytes); "+
+			"corrupt ISO?", len(j.Default), j.Size)
 	}
 	k := &Kargs{Default: j.Default, Size: j.Size, Source: "coreos/kargs.json"}
 	for _, f := range j.Files {
@@ -95,7 +98,8 @@ func kargsFromJSON(iso ISO, raw []byte) (*Kargs, error) {
 			return nil, fmt.Errorf("coreos/kargs.json names %s: %w", f.Path, err)
 		}
 		if f.Offset < 0 || f.Offset > fileLen-int64(j.Size) { // never Offset+Size: it may overflow
-			return nil, fmt.Errorf("coreos/kargs.json: area at offset %d of %s runs past its end (%d bytes); corrupt ISO?", f.Offset, f.Path, fileLen)
+			return nil, fmt.Errorf("coreos/kargs.json: area at offset %d of %s runs past its end (%d bytes); "+
+				"corrupt ISO?", f.Offset, f.Path, fileLen)
 		}
 		pad, err := oneChar(f.Pad, defaultPad, "pad", f.Path)
 		if err != nil {
@@ -154,7 +158,8 @@ func kargsFromHeader(iso ISO) (*Kargs, error) {
 			break
 		}
 		if off > uint64(iso.Size()) {
-			return nil, fmt.Errorf("coreKarg header: area %d at byte %d is past the end of the ISO (%d bytes); the ISO image is incomplete", i, off, iso.Size())
+			return nil, fmt.Errorf("coreKarg header: area %d at byte %d is past the end of the ISO (%d bytes); "+
+				"the ISO image is incomplete", i, off, iso.Size())
 		}
 		k.Areas = append(k.Areas, KargsArea{
 			Area: Area{File: "coreKarg header", Offset: int64(off), Length: int64(size)},

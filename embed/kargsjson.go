@@ -30,7 +30,8 @@ func RewriteKargsJSON(raw []byte, newDefault string) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > len(raw) {
-		return nil, fmt.Errorf("new version of %s does not fit in space (%d vs %d bytes); the new default kernel arguments are too long", kargsJSONPath, len(data), len(raw))
+		return nil, fmt.Errorf("new version of %s does not fit in space (%d vs %d bytes); "+
+			"the new default kernel arguments are too long", kargsJSONPath, len(data), len(raw))
 	}
 	return append(data, bytes.Repeat([]byte{' '}, len(raw)-len(data))...), nil
 }

@@ -42,11 +42,13 @@ var grubSpecial = map[rune]string{
 func checkBootloaderSafe(value string) error {
 	for _, karg := range strings.Fields(value) {
 		if strings.HasPrefix(karg, "#") {
-			return &UnsafeKargError{Karg: karg, Char: '#', Reason: "at the start of an argument GRUB starts a comment, dropping the rest of the command line"}
+			return &UnsafeKargError{Karg: karg, Char: '#', Reason: "at the start of an argument GRUB starts a comment, " +
+				"dropping the rest of the command line"}
 		}
 		bare, quoted := splitQuotedValue(karg)
 		if strings.ContainsRune(bare, '"') {
-			return &UnsafeKargError{Karg: karg, Char: '"', Reason: "GRUB and the kernel agree on double quotes only around a whole argument or a whole value (key=\"value\")"}
+			return &UnsafeKargError{Karg: karg, Char: '"', Reason: "GRUB and the kernel agree on double quotes only " +
+				"around a whole argument or a whole value (key=\"value\")"}
 		}
 		for _, r := range bare {
 			if reason, special := grubSpecial[r]; special {

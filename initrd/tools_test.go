@@ -7,15 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
-// run runs a command with stdin and returns its stdout, skipping the test when the command is
-// not installed.
+// toolPackages names the Debian package of each tool these tests run.
+var toolPackages = map[string]string{"xz": "xz-utils", "cpio": "cpio", "gzip": "gzip", "zstd": "zstd"}
+
+// run runs a command with stdin and returns its stdout; a missing command ends the test through
+// testenv.
 func run(t *testing.T, dir string, stdin []byte, name string, args ...string) []byte {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed: %v", name, err)
-	}
+	testenv.Tool(t, name, toolPackages[name])
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(stdin)

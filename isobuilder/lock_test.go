@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // TestOpenForEditLock: one editor at a time; a second one is refused once its wait is over
@@ -78,9 +79,7 @@ func TestOpenToCopyLock(t *testing.T) {
 // TestOpenForEditRefusesReadOnly: an ISO without write permission is not edited in place, by
 // root either: someone made it read-only to keep it.
 func TestOpenForEditRefusesReadOnly(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("only root can open a read-only file for writing, so only root reaches the check")
-	}
+	testenv.Root(t, "only root can open a read-only file for writing, so only root reaches the check")
 	path := filepath.Join(t.TempDir(), "ro.iso")
 	if err := os.WriteFile(path, fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso"), 0o444); err != nil {
 		t.Fatal(err)

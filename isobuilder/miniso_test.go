@@ -15,6 +15,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // minisoFixtures are the fixtures with a miniso.dat, with the minimal ISO that section 8 of
@@ -187,10 +188,7 @@ func TestPackMinimalRoundTrip(t *testing.T) {
 // existing path), which xorriso writes as records sharing one extent.
 func xorrisoISO(t *testing.T, files map[string]string, hardlinks ...[2]string) []byte {
 	t.Helper()
-	xorriso, err := exec.LookPath("xorriso")
-	if err != nil {
-		t.Skip("xorriso is not installed; it builds the ISOs for this test")
-	}
+	xorriso := testenv.Tool(t, "xorriso", "xorriso")
 	root := t.TempDir()
 	dir := filepath.Join(root, "tree")
 	for name, content := range files {

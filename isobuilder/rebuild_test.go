@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 const (
@@ -26,14 +27,11 @@ const (
 // grub.cfg and isolinux.cfg, igninfo.json, kargs.json and a rootfs.
 func hybridISO(t *testing.T) string {
 	t.Helper()
-	xorriso, err := exec.LookPath("xorriso")
-	if err != nil {
-		t.Skip("xorriso is not installed; it builds the hybrid ISO for this test")
-	}
+	xorriso := testenv.Tool(t, "xorriso", "xorriso")
 	const isolinux, mbr = "/usr/lib/ISOLINUX/isolinux.bin", "/usr/lib/ISOLINUX/isohdpfx.bin"
 	for _, f := range []string{isolinux, mbr} {
 		if _, err := os.Stat(f); err != nil {
-			t.Skipf("%s is missing (Debian package isolinux); it makes the hybrid ISO for this test", f)
+			testenv.Missing(t, "%s is missing (Debian package isolinux); it makes the hybrid ISO for this test", f)
 		}
 	}
 	area := testKargs + "\n" + strings.Repeat("#", testKargsSize-len(testKargs)-1)

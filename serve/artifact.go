@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/origin"
 )
@@ -253,7 +254,7 @@ func (bw *bodyWriter) checkSource() error {
 	if err != nil {
 		return err
 	}
-	if !sameVersion(now, bw.file.info) {
+	if !filestamp.SameVersion(now, bw.file.info) {
 		return ErrSourceChanged
 	}
 	return nil

@@ -11,40 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/umask"
 )
 
 // testSecretFile is a committed secret with the key bytes 0..31, so tokens are known answers.
-const testSecretFile = "testdata/secret"
-
-// The token is the documented derivation, so other tools can compute it: these answers
-// come from Python's hmac module, not from this package.
-func TestTokenKnownAnswers(t *testing.T) {
-	secret, err := ReadSecretFile(testSecretFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for node, want := range map[string]string{"sno": "9O8eFBoGwGZ0VHBqvfRSTA", "a": "3mSa3tC7bIgncTs34ttb8g"} {
-		if got := Token(secret.Key, node); got != want {
-			t.Errorf("Token(%s) = %s, want %s", node, got, want)
-		}
-	}
-	urls := NodeURLs("https://192.0.2.1:8443/", secret, "sno")
-	want := URLs{
-		ISO:        "https://192.0.2.1:8443/9O8eFBoGwGZ0VHBqvfRSTA/sno.iso",
-		MinimalISO: "https://192.0.2.1:8443/9O8eFBoGwGZ0VHBqvfRSTA/sno-minimal.iso",
-		BootIPXE:   "https://192.0.2.1:8443/9O8eFBoGwGZ0VHBqvfRSTA/sno/boot.ipxe",
-		PXEDir:     "https://192.0.2.1:8443/9O8eFBoGwGZ0VHBqvfRSTA/sno",
-		Rootfs:     "https://192.0.2.1:8443/rootfs.img",
-	}
-	if urls != want {
-		t.Errorf("NodeURLs = %+v, want %+v", urls, want)
-	}
-	if open := NodeURLs("http://h", nil, "sno"); open.ISO != "http://h/sno.iso" || open.PXEDir != "http://h/sno" {
-		t.Errorf("open URLs: %+v", open)
-	}
-}
+const testSecretFile = "../capability/testdata/secret"
 
 // The secret is created once in the nodes directory, 0600 whatever the umask, and every
 // server over the directory (a restart, a replica) publishes the same URLs; another secret
@@ -52,7 +25,7 @@ func TestTokenKnownAnswers(t *testing.T) {
 func TestSecretSharedByRestartsAndReplicas(t *testing.T) {
 	umask.Permissive(t)
 	h := newHarness(t, "", map[string]string{"a": configA, "b": configB}, nil)
-	info, err := os.Stat(filepath.Join(h.nodes, SecretFileName))
+	info, err := os.Stat(filepath.Join(h.nodes, capability.SecretFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,17 +41,17 @@ func TestSecretSharedByRestartsAndReplicas(t *testing.T) {
 	}
 	defer replica.Close()
 	first, second := h.srv.publishedSecret(), replica.publishedSecret()
-	if Token(first.Key, "a") != Token(second.Key, "a") {
+	if capability.Token(first.Key, "a") != capability.Token(second.Key, "a") {
 		t.Error("two servers over one nodes directory give node a different tokens")
 	}
-	if Token(first.Key, "a") == Token(first.Key, "b") {
+	if capability.Token(first.Key, "a") == capability.Token(first.Key, "b") {
 		t.Error("nodes a and b have the same token")
 	}
-	other, err := NewSecret()
+	other, err := capability.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Token(first.Key, "a") == Token(other.Key, "a") {
+	if capability.Token(first.Key, "a") == capability.Token(other.Key, "a") {
 		t.Error("two secrets give node a the same token")
 	}
 	if resp, body := h.get("/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
@@ -91,8 +64,8 @@ func TestSecretSharedByRestartsAndReplicas(t *testing.T) {
 func TestCapabilityRefused(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA, "b": configB}, nil)
 	secret := h.srv.publishedSecret()
-	tokenA, tokenB := Token(secret.Key, "a"), Token(secret.Key, "b")
-	other, _ := NewSecret()
+	tokenA, tokenB := capability.Token(secret.Key, "a"), capability.Token(secret.Key, "b")
+	other, _ := capability.NewSecret()
 	var refusals []string
 	for _, p := range []string{"/a.iso", "/a-minimal.iso", "/a/initrd.img", "/a/boot.ipxe", "/a/vmlinuz"} {
 		refusals = append(refusals,
@@ -101,13 +74,13 @@ func TestCapabilityRefused(t *testing.T) {
 			"/"+tokenA[:21]+p,             // truncated
 			"/"+tokenA+"A"+p,              // too long
 			"/"+strings.ToLower(tokenA)+p, // altered
-			"/"+Token(other.Key, "a")+p,   // another secret's
+			"/"+capability.Token(other.Key, "a")+p, // another secret's
 			"//"+p,
 		)
 	}
 	var body404 []byte
 	// A node that does not exist is refused the same way.
-	for _, p := range append(refusals, "/"+Token(other.Key, "nope")+"/nope.iso", "/nope.iso") {
+	for _, p := range append(refusals, "/"+capability.Token(other.Key, "nope")+"/nope.iso", "/nope.iso") {
 		req, _ := http.NewRequest(http.MethodGet, h.url, nil)
 		req.URL.Opaque = p
 		resp, err := http.DefaultClient.Do(req)
@@ -136,7 +109,7 @@ func TestCapabilityRefused(t *testing.T) {
 func TestTokensNeverLogged(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	secret := h.srv.publishedSecret()
-	token := Token(secret.Key, "a")
+	token := capability.Token(secret.Key, "a")
 	h.get("/a.iso", "Range: bytes=0-99")
 	h.get("/a/boot.ipxe")
 	h.doRaw(http.MethodGet, "/"+token[:20]+"xy/a.iso")
@@ -162,7 +135,7 @@ func TestOpen(t *testing.T) {
 	if resp, body := h.doRaw(http.MethodGet, "/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
 		t.Errorf("GET /a.iso on an open server: %d", resp.StatusCode)
 	}
-	if _, err := os.Stat(filepath.Join(h.nodes, SecretFileName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(h.nodes, capability.SecretFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an open server wrote a secret: %v", err)
 	}
 	rec := httptest.NewRecorder()
@@ -175,7 +148,7 @@ func TestOpen(t *testing.T) {
 // The index lists every node and its state to all, and the URLs only to this machine.
 func TestIndexShowsURLsToLoopbackOnly(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.BaseURL = "http://192.0.2.1:8080" })
-	token := Token(h.srv.publishedSecret().Key, "a")
+	token := capability.Token(h.srv.publishedSecret().Key, "a")
 	h.get("/a.iso")
 	h.waitFetched("/a.iso")
 	code, page := h.remoteIndex()
@@ -195,9 +168,9 @@ func TestIndexShowsURLsToLoopbackOnly(t *testing.T) {
 // period the file names, and not after it.
 func TestRotation(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
-	path := filepath.Join(h.nodes, SecretFileName)
+	path := filepath.Join(h.nodes, capability.SecretFileName)
 	oldPath := h.path("/a.iso")
-	if err := RotateSecretFile(path, time.Now(), time.Hour); err != nil {
+	if err := capability.RotateSecretFile(path, time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	newPath := h.path("/a.iso")
@@ -210,7 +183,7 @@ func TestRotation(t *testing.T) {
 		}
 	}
 	// Another rotation, with the grace period over for the key it replaces.
-	rotated, _ := ReadSecretFile(path)
+	rotated, _ := capability.ReadSecretFile(path)
 	expired, err := rotated.Rotated(time.Now().Add(-2*time.Hour), time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -230,8 +203,8 @@ func TestSecretReplacedByHand(t *testing.T) {
 	for _, grace := range []time.Duration{0, time.Hour} {
 		h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.RotationGrace = grace })
 		oldPath := h.path("/a.iso")
-		fresh, _ := NewSecret()
-		writeTestSecret(t, filepath.Join(h.nodes, SecretFileName), fresh)
+		fresh, _ := capability.NewSecret()
+		writeTestSecret(t, filepath.Join(h.nodes, capability.SecretFileName), fresh)
 		want := http.StatusNotFound
 		if grace > 0 {
 			want = http.StatusOK
@@ -239,7 +212,7 @@ func TestSecretReplacedByHand(t *testing.T) {
 		if resp, _ := h.doRaw(http.MethodGet, oldPath); resp.StatusCode != want {
 			t.Errorf("grace %v: the old URL gets %d, want %d", grace, resp.StatusCode, want)
 		}
-		if resp, _ := h.doRaw(http.MethodGet, "/"+Token(fresh.Key, "a")+"/a.iso"); resp.StatusCode != 200 {
+		if resp, _ := h.doRaw(http.MethodGet, "/"+capability.Token(fresh.Key, "a")+"/a.iso"); resp.StatusCode != 200 {
 			t.Errorf("grace %v: the new URL gets %d", grace, resp.StatusCode)
 		}
 	}
@@ -249,8 +222,8 @@ func TestSecretReplacedByHand(t *testing.T) {
 func TestSecretBrokenWhileServing(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	p := h.path("/a.iso")
-	os.WriteFile(filepath.Join(h.nodes, SecretFileName+".new"), []byte("garbage"), 0o600)
-	os.Rename(filepath.Join(h.nodes, SecretFileName+".new"), filepath.Join(h.nodes, SecretFileName))
+	os.WriteFile(filepath.Join(h.nodes, capability.SecretFileName+".new"), []byte("garbage"), 0o600)
+	os.Rename(filepath.Join(h.nodes, capability.SecretFileName+".new"), filepath.Join(h.nodes, capability.SecretFileName))
 	if resp, _ := h.doRaw(http.MethodGet, p); resp.StatusCode != 200 {
 		t.Errorf("after the secret file was broken: %d", resp.StatusCode)
 	}
@@ -264,8 +237,8 @@ func TestSecretBrokenWhileServing(t *testing.T) {
 func TestSecretFileIsOnlyRead(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "secret")
 	_, err := New(Config{ISO: fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), NodesDir: t.TempDir(), SecretFile: missing})
-	if !errors.Is(err, ErrNoSecret) {
-		t.Errorf("New with a missing secret file: %v, want ErrNoSecret", err)
+	if !errors.Is(err, capability.ErrNoSecret) {
+		t.Errorf("New with a missing secret file: %v, want capability.ErrNoSecret", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the given secret file was created: %v", err)
@@ -274,38 +247,12 @@ func TestSecretFileIsOnlyRead(t *testing.T) {
 	if resp, _ := h.doRaw(http.MethodGet, "/9O8eFBoGwGZ0VHBqvfRSTA/sno.iso"); resp.StatusCode != 200 {
 		t.Errorf("the URL of the given secret: %d", resp.StatusCode)
 	}
-	if _, err := os.Stat(filepath.Join(h.nodes, SecretFileName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(h.nodes, capability.SecretFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a secret was written to the nodes directory beside the given one: %v", err)
 	}
 }
 
-func TestParseSecret(t *testing.T) {
-	s, err := NewSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	until := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	rotated, _ := s.Rotated(until.Add(-time.Hour), time.Hour)
-	text, _ := rotated.MarshalText()
-	back, err := ParseSecret(text)
-	if err != nil || !bytes.Equal(back.Key, rotated.Key) || !bytes.Equal(back.Previous, s.Key) || !back.PreviousUntil.Equal(until) {
-		t.Errorf("round trip of %q: %+v, %v", text, back, err)
-	}
-	for _, bad := range []string{
-		"", "key AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\n", secretHeader + "\n",
-		secretHeader + "\nkey AAEC\n",
-		secretHeader + "\nkey AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",
-		secretHeader + "\nkey AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\nkey AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\n",
-		secretHeader + "\nkey AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\nprevious AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8 tomorrow\n",
-		secretHeader + "\nkey AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8\nsalt x\n",
-	} {
-		if _, err := ParseSecret([]byte(bad)); !errors.Is(err, ErrBadSecret) {
-			t.Errorf("ParseSecret(%q): %v, want ErrBadSecret", bad, err)
-		}
-	}
-}
-
-func writeTestSecret(t *testing.T, path string, s *Secret) {
+func writeTestSecret(t *testing.T, path string, s *capability.Secret) {
 	t.Helper()
 	text, _ := s.MarshalText()
 	if err := os.WriteFile(path+".new", text, 0o600); err != nil {

@@ -5,6 +5,7 @@
 // prepared on first request and again only when one of the files it read changes.
 //
 // The media carry the cluster's private keys, and BMCs cannot send credentials: each node's
-// media are published under a capability path, /<Token>/<node>.iso, derived from a secret
-// shared by every server over the same nodes directory (see Token, NodeURLs, Secret).
+// media are published under a capability path, /<token>/<node>.iso, derived from a secret
+// shared by every server over the same nodes directory (package capability makes and checks
+// them).
 package serve

@@ -19,8 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/internal/input"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
@@ -223,8 +224,8 @@ func TestStalledReaderCutOff(t *testing.T) {
 func TestISOEditedMidDownloadAborts(t *testing.T) {
 	t.Run("mtime-changed", func(t *testing.T) { testISOEditedMidDownload(t, false) })
 	t.Run("mtime-restored", func(t *testing.T) {
-		if _, ok := changeTime(statOf(t, t.TempDir())); !ok {
-			t.Skip("no status change time on this system: a restored mtime hides the edit")
+		if _, ok := filestamp.ChangeTime(statOf(t, t.TempDir())); !ok {
+			testenv.Missing(t, "no status change time on this system: a restored mtime hides the edit")
 		}
 		testISOEditedMidDownload(t, true)
 	})
@@ -288,15 +289,6 @@ func TestNewRefusesCustomizedISO(t *testing.T) {
 	_, err := New(Config{ISO: iso, NodesDir: t.TempDir(), Open: true})
 	if !errors.Is(err, isobuilder.ErrCustomized) || !strings.Contains(err.Error(), iso) {
 		t.Errorf("got %v, want ErrCustomized naming %s", err, iso)
-	}
-}
-
-// A secret file that is a named pipe is refused, not waited on at start.
-func TestReadSecretFileRefusesNamedPipe(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), SecretFileName)
-	fixtures.NamedPipe(t, fifo)
-	if _, err := ReadSecretFile(fifo); !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
-		t.Errorf("got %v, want the pipe refused by name", err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -135,8 +136,8 @@ func (h *harness) path(plain string) string {
 	if secret == nil || plain == "/" || plain == "/"+isobuilder.PXERootfs || plain == HealthPath || plain == ReadyPath || plain == MetricsPath {
 		return plain
 	}
-	_, node, _ := capabilityPath("/-" + plain)
-	return "/" + Token(secret.Key, node) + plain
+	_, node, _ := capability.SplitPath("/-" + plain)
+	return "/" + capability.Token(secret.Key, node) + plain
 }
 
 // do sends a request for the plain path (see path) with headers given as "Name: value" and

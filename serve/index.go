@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -37,7 +38,7 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 
 type indexNode struct {
 	Name, State string
-	URLs        *URLs // nil when the client may not see them
+	URLs        *capability.URLs // nil when the client may not see them
 	// Fetched says who downloaded the node's ISOs (a BMC's virtual CD), without the token.
 	Fetched []string
 }
@@ -71,10 +72,10 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		}
 		n := indexNode{Name: name, State: state}
 		if s.secret == nil || local {
-			urls := NodeURLs(base, s.publishedSecret(), name)
+			urls := capability.NodeURLs(base, s.publishedSecret(), name)
 			n.URLs = &urls
 		}
-		for _, iso := range []string{"/" + name + ".iso", "/" + name + minimalSuffix + ".iso"} {
+		for _, iso := range []string{"/" + name + ".iso", "/" + name + capability.MinimalSuffix + ".iso"} {
 			if f := s.fetches.describe(iso); f != "" {
 				n.Fetched = append(n.Fetched, f)
 			}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -33,9 +34,7 @@ var mkliveisoTools = map[string]string{
 func largeLookalike(t testing.TB) string {
 	t.Helper()
 	for tool, pkg := range mkliveisoTools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the load test builds a large look-alike ISO with scripts/mkliveiso, which needs %s (Debian package %s)", tool, pkg)
-		}
+		testenv.Tool(t, tool, pkg)
 	}
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -63,9 +62,7 @@ func largeLookalike(t testing.TB) string {
 // of a customized 150 MiB ISO, every byte compared with the built file; afterwards the open
 // descriptors and the memory are back where they were.
 func TestLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test skipped with -short")
-	}
+	testenv.Long(t, "the load test builds a 150 MiB ISO")
 	iso := largeLookalike(t)
 	config := `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/load","contents":{"source":"data:,` + strings.Repeat("x", 50000) + `"}}]}}`
 	built := buildExpected(t, iso, config)
@@ -301,7 +298,7 @@ func rss(t *testing.T) int64 {
 	t.Helper()
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		t.Skipf("cannot read the resident memory: %v", err)
+		testenv.Missing(t, "cannot read the resident memory: %v", err)
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
@@ -312,6 +309,6 @@ func rss(t *testing.T) int64 {
 			return kib << 10
 		}
 	}
-	t.Skip("no VmRSS in /proc/self/status")
+	testenv.Missing(t, "no VmRSS in /proc/self/status")
 	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
@@ -112,7 +113,7 @@ func routeOf(path string) string {
 		return "index"
 	case path == "/"+isobuilder.PXERootfs:
 		return "rootfs"
-	case strings.HasSuffix(last, minimalSuffix+".iso"):
+	case strings.HasSuffix(last, capability.MinimalSuffix+".iso"):
 		return "minimal_iso"
 	case strings.HasSuffix(last, ".iso"):
 		return "iso"

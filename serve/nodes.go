@@ -3,71 +3,31 @@ package serve
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
 
-// nodeName is what a node directory may be called to be served: short, URL-safe without
-// escaping, and unable to name anything outside the nodes directory. Names ending in
-// -minimal would make /<name>.iso ambiguous.
-var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
-
-const minimalSuffix = "-minimal"
-
-func validNodeName(name string) bool {
-	return nodeName.MatchString(name) && !strings.HasSuffix(name, minimalSuffix)
-}
-
 // listing is the nodes directory as last read: re-read when the directory changes, which
 // adding, removing or renaming a node does.
 type listing struct {
-	stamp   fileStamp
+	stamp   filestamp.Stamp
 	nodes   []string // sorted
 	skipped []string // entries that are not served, with the reason
 	err     error
 }
 
 func readListing(dir string) *listing {
-	l := &listing{stamp: stamp(dir)}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		l.err = err
-		return l
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		// Follow symbolic links: the directory's owner put them there.
-		info, err := os.Stat(filepath.Join(dir, name))
-		switch {
-		case err != nil || !info.IsDir():
-			continue
-		case !validNodeName(name):
-			l.skipped = append(l.skipped, fmt.Sprintf("%s: not served; node names are 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit, not ending in %s", name, minimalSuffix))
-		default:
-			l.nodes = append(l.nodes, name)
-		}
-	}
-	slices.Sort(l.nodes)
+	l := &listing{stamp: filestamp.Of(dir)}
+	l.nodes, l.skipped, l.err = capability.ListNodes(dir)
 	return l
-}
-
-// NodeNames lists the nodes a server over dir serves, sorted.
-func NodeNames(dir string) ([]string, error) {
-	l := readListing(dir)
-	return l.nodes, l.err
 }
 
 func (l *listing) has(name string) bool {
@@ -99,7 +59,7 @@ type nodeState struct {
 	dir     string
 	version string // the directory the files were read from (see nodeVersion)
 	iso     *isoState
-	stamps  map[string]fileStamp // by input path
+	stamps  map[string]filestamp.Stamp // by input path
 	// modTime is the ISO's: the same on every replica, whenever each saw the node's files.
 	modTime time.Time
 	node    *node.Node
@@ -125,7 +85,7 @@ func (ns *nodeState) fresh(iso *isoState) bool {
 		return false
 	}
 	for path, st := range ns.stamps {
-		if !stamp(path).same(st) {
+		if !filestamp.Of(path).Same(st) {
 			return false
 		}
 	}
@@ -140,14 +100,14 @@ func prepareNode(name, dir string, iso *isoState, prepare prepareFunc) *nodeStat
 	for range maxVersionReads {
 		version := nodeVersion(dir)
 		n, inputs, err := prepare(version)
-		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]fileStamp{}, modTime: iso.modTime}
+		ns = &nodeState{name: name, dir: dir, version: version, iso: iso, node: n, err: err, stamps: map[string]filestamp.Stamp{}, modTime: iso.modTime}
 		if err == nil && n == nil {
 			ns.err = fmt.Errorf("%s: the preparation returned no node", dir)
 		}
 		// The directory itself changes when a file is added or renamed in it; a file the
 		// preparation looks for only if present is noticed that way.
 		for _, p := range append([]string{dir}, inputs...) {
-			ns.stamps[p] = stamp(p)
+			ns.stamps[p] = filestamp.Of(p)
 		}
 		if nodeVersion(dir) == version {
 			break

@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -282,7 +284,7 @@ func TestNotFoundAndTraversal(t *testing.T) {
 		"/nope.iso", "/a", "/a.img", "/a/", "/a/vmlinuz/x", "/a/config.ign", "/a/" + testConfig,
 		"/../a.iso", "/%2e%2e/a.iso", "/a/../a.iso", "/.a.iso", "/" + filepath.Base(outside) + ".iso",
 		"/bad%20name.iso", "/x-minimal.iso", "/x.iso", "/a-minimal/vmlinuz", "/rootfs.img/x", "/-minimal.iso",
-		"/.iso", "//a.iso", "/a.iso/", "/nope/boot.ipxe", "/nope/vmlinuz", "/" + SecretFileName + "/a.iso",
+		"/.iso", "//a.iso", "/a.iso/", "/nope/boot.ipxe", "/nope/vmlinuz", "/" + capability.SecretFileName + "/a.iso",
 	} {
 		// Under a token computed for the name the path ends in, and without one.
 		paths = append(paths, p, h.path(p))
@@ -512,7 +514,7 @@ func openFDs(t testing.TB) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		t.Skipf("cannot count open files: %v", err)
+		testenv.Missing(t, "cannot count open files: %v", err)
 	}
 	return len(ents)
 }
@@ -523,7 +525,7 @@ func openOn(t testing.TB, file os.FileInfo) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		t.Skipf("cannot list open files: %v", err)
+		testenv.Missing(t, "cannot list open files: %v", err)
 	}
 	n := 0
 	for _, e := range ents {

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
+	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
@@ -76,10 +78,10 @@ type Config struct {
 	// capability URLs (/<token>/<node>.iso), for networks where every client may have them.
 	Open bool
 	// SecretFile holds the secret the capability tokens are derived from; empty means
-	// SecretFileName in NodesDir, created on first start.
+	// capability.SecretPath(NodesDir), created on first start.
 	SecretFile string
 	// RotationGrace is how long the tokens of a replaced secret keep working when the new
-	// file does not carry the old key itself (as RotateSecretFile writes it).
+	// file does not carry the old key itself (as capability.RotateSecretFile writes it).
 	RotationGrace time.Duration
 }
 
@@ -112,9 +114,9 @@ type Server struct {
 	admin     http.Handler // see Admin
 
 	mu       sync.Mutex
-	iso      *isoState // nil after Close
-	isoErr   error     // the ISO changed and the new version cannot be served
-	badStamp fileStamp // the version isoErr is about, not parsed again
+	iso      *isoState       // nil after Close
+	isoErr   error           // the ISO changed and the new version cannot be served
+	badStamp filestamp.Stamp // the version isoErr is about, not parsed again
 	list     *listing
 	nodes    map[string]*nodeEntry
 	closing  sync.WaitGroup // retired ISO versions being closed, media being made
@@ -124,7 +126,7 @@ type Server struct {
 	// until originRetry: an origin that is down is not asked again by every request.
 	originErr   error
 	originRetry time.Time
-	secret      *secretSource // nil for an open server
+	secret      *capability.Source // nil for an open server
 	fetches     fetchLog
 }
 
@@ -176,15 +178,20 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.Logger != nil {
 		logger = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo)
 	}
-	var secret *secretSource
+	var secret *capability.Source
 	if !cfg.Open {
+		// The nodes directory's own secret is created on first start; a given file is only read.
+		path, create := cfg.SecretFile, cfg.SecretFile == ""
+		if create {
+			path = capability.SecretPath(cfg.NodesDir)
+		}
 		var created bool
-		if secret, created, err = newSecretSource(cfg); err != nil {
+		if secret, created, err = capability.OpenSource(path, create, cfg.RotationGrace); err != nil {
 			iso.close()
 			return nil, err
 		}
 		if created {
-			logger.Printf("created the secret of the capability URLs: %s", secret.path)
+			logger.Printf("created the secret of the capability URLs: %s", secret.Path())
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -411,7 +418,7 @@ func (s *Server) resolve(r *http.Request, iso *isoState) (*artifact, error) {
 		if !ok {
 			return nil, notFound("%s: not found; the ISOs are /<node>.iso and /<node>-minimal.iso (see / for the list)", p)
 		}
-		name, minimal := strings.CutSuffix(stem, minimalSuffix)
+		name, minimal := strings.CutSuffix(stem, capability.MinimalSuffix)
 		ns, err := s.node(r.Context(), iso, name)
 		if err != nil {
 			return nil, err
@@ -487,14 +494,14 @@ func validHost(host string) bool {
 // listed reports whether name is a node of the nodes directory, re-reading the directory
 // when it changed.
 func (s *Server) listed(name string) bool {
-	return validNodeName(name) && s.listing().has(name)
+	return capability.ValidNodeName(name) && s.listing().has(name)
 }
 
 func (s *Server) listing() *listing {
-	st := stamp(s.cfg.NodesDir)
+	st := filestamp.Of(s.cfg.NodesDir)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.list == nil || !st.same(s.list.stamp) {
+	if s.list == nil || !st.Same(s.list.stamp) {
 		s.list = readListing(s.cfg.NodesDir)
 		for name := range s.nodes {
 			if !s.list.has(name) {
@@ -614,14 +621,14 @@ func (s *Server) logPrepared(ns *nodeState) {
 // acquireISO returns the current ISO, parsed again first if the file changed, and holds it
 // until releaseISO.
 func (s *Server) acquireISO() (*isoState, error) {
-	st := stamp(s.cfg.ISO)
+	st := filestamp.Of(s.cfg.ISO)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.iso == nil {
 		return nil, errors.New("the server is shutting down")
 	}
 	// A file that disappeared is still open: keep serving it.
-	if st.info != nil && !st.same(s.iso.stamp) && !st.same(s.badStamp) {
+	if st.Exists() && !st.Same(s.iso.stamp) && !st.Same(s.badStamp) {
 		next, err := openISO(s.cfg.ISO, s.cfg.Origin)
 		if err != nil {
 			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while being served: put the pristine ISO back", err), st
@@ -629,10 +636,10 @@ func (s *Server) acquireISO() (*isoState, error) {
 		} else {
 			s.log.Printf("%s changed: serving the new version", s.cfg.ISO)
 			s.retireLocked(s.iso)
-			s.iso, s.isoErr, s.badStamp = next, nil, fileStamp{}
+			s.iso, s.isoErr, s.badStamp = next, nil, filestamp.Stamp{}
 		}
 	}
-	if s.isoErr != nil && st.same(s.badStamp) {
+	if s.isoErr != nil && st.Same(s.badStamp) {
 		return nil, s.isoErr
 	}
 	if s.iso.object != nil && s.iso.object.Changed() {

@@ -2,59 +2,24 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
 )
-
-// fileStamp is what a stat tells of a file's identity and version; two equal stamps mean
-// the file was not replaced or written in between (to the file system's time resolution).
-type fileStamp struct {
-	info fs.FileInfo // nil when the file does not exist
-	err  string      // why it could not be stat'ed, other than not existing
-}
-
-func stamp(path string) fileStamp {
-	info, err := os.Stat(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fileStamp{err: err.Error()}
-	}
-	return fileStamp{info: info}
-}
-
-func (s fileStamp) same(o fileStamp) bool {
-	if s.info == nil || o.info == nil {
-		return s.info == nil && o.info == nil && s.err == o.err
-	}
-	return os.SameFile(s.info, o.info) && sameVersion(s.info, o.info)
-}
-
-// sameVersion reports whether two stats of one file show no write in between: the same size,
-// modification time and, where the system has one, status change time.
-func sameVersion(a, b fs.FileInfo) bool {
-	if a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
-		return false
-	}
-	ac, aok := changeTime(a)
-	bc, bok := changeTime(b)
-	return aok == bok && ac.Equal(bc)
-}
 
 // isoState is one version of the base ISO, parsed once. Requests hold a reference while
 // they use it; when the file at the ISO path changes, a new isoState replaces it, and the
 // old one is closed once its last request is done.
 type isoState struct {
 	path  string
-	stamp fileStamp // of a local file; zero for an origin
+	stamp filestamp.Stamp // of a local file; zero for an origin
 	// modTime is every artifact's Last-Modified: from the content, never from a clock.
 	modTime time.Time
 	iso     *isobuilder.LiveISO
@@ -103,7 +68,7 @@ func openISO(path string, opts origin.Options) (*isoState, error) {
 }
 
 func openFileISO(path string, _ origin.Options) (*isoState, error) {
-	st := stamp(path)
+	st := filestamp.Of(path)
 	iso, err := isobuilder.Open(path)
 	if err != nil {
 		return nil, err

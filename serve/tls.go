@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sno-iso/sno-iso/internal/filestamp"
 	"github.com/sno-iso/sno-iso/internal/input"
 )
 
@@ -24,17 +25,17 @@ type keyPair struct {
 	certFile, keyFile string
 
 	mu     sync.Mutex
-	stamps [2]fileStamp
+	stamps [2]filestamp.Stamp
 	cert   *tls.Certificate
 }
 
 // certificate returns the pair, read again if a file changed; a pair that became unusable
 // leaves the last good one in use.
 func (kp *keyPair) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	stamps := [2]fileStamp{stamp(kp.certFile), stamp(kp.keyFile)}
+	stamps := [2]filestamp.Stamp{filestamp.Of(kp.certFile), filestamp.Of(kp.keyFile)}
 	kp.mu.Lock()
 	defer kp.mu.Unlock()
-	if kp.cert != nil && stamps[0].same(kp.stamps[0]) && stamps[1].same(kp.stamps[1]) {
+	if kp.cert != nil && stamps[0].Same(kp.stamps[0]) && stamps[1].Same(kp.stamps[1]) {
 		return kp.cert, nil
 	}
 	cert, err := kp.load()

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/redfish"
-	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 	"gopkg.in/yaml.v3"
 )
@@ -50,14 +50,14 @@ func bmcCommand() *cli.Command {
 				Usage: "insert the ISO URL into a virtual CD, set a one-time boot from it and power the server on (or restart it)",
 				Description: "With --node DIR/NODE --serve-url URL it boots URL/TOKEN/NODE.iso (or URL/TOKEN/NODE-minimal.iso\n" +
 					"with --minimal), the capability URL that `sno-iso serve` gives the node: TOKEN comes from the\n" +
-					"secret serve keeps in DIR/" + serve.SecretFileName + " (or --secret-file), as `sno-iso serve urls` prints it;\n" +
+					"secret serve keeps in DIR/" + capability.SecretFileName + " (or --secret-file), as `sno-iso serve urls` prints it;\n" +
 					"--open boots URL/NODE.iso of a server started with --open. Running it again changes nothing\n" +
 					"when the image is inserted and the server is on.",
 				Flags: append(bmcFlags(),
 					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query string works everywhere)"},
 					&cli.StringFlag{Name: "serve-url", Usage: "with --node: the `URL` of `sno-iso serve` (http://HOST:PORT)"},
 					&cli.BoolFlag{Name: "minimal", Usage: "with --node: boot the node's minimal ISO"},
-					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: DIR/" + serve.SecretFileName + ", beside the node)"},
+					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: DIR/" + capability.SecretFileName + ", beside the node)"},
 					&cli.BoolFlag{Name: "open", Usage: "with --node: the plain URL of a server started with --open"},
 					&cli.StringFlag{Name: "slot", Usage: "the virtual media slot `ID` to use (default: the first CD/DVD slot that takes the image)"},
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
@@ -379,19 +379,19 @@ type servedAccess struct {
 // reads, or the plain URL of an open server.
 func servedISOURL(serveURL, nodeDir string, minimal bool, access servedAccess) (string, error) {
 	nodeDir = filepath.Clean(nodeDir)
-	var secret *serve.Secret
+	var secret *capability.Secret
 	if !access.open {
 		path := access.secretFile
 		if path == "" {
 			// serve keeps the secret in the nodes directory, the node directory's parent.
-			path = filepath.Join(filepath.Dir(nodeDir), serve.SecretFileName)
+			path = capability.SecretPath(filepath.Dir(nodeDir))
 		}
 		var err error
-		if secret, err = serve.ReadSecretFile(path); err != nil {
+		if secret, err = capability.ReadSecretFile(path); err != nil {
 			return "", servedSecretAdvice(err)
 		}
 	}
-	urls := serve.NodeURLs(serveURL, secret, filepath.Base(nodeDir))
+	urls := capability.NodeURLs(serveURL, secret, filepath.Base(nodeDir))
 	if minimal {
 		return urls.MinimalISO, nil
 	}
@@ -402,7 +402,7 @@ func servedISOURL(serveURL, nodeDir string, minimal bool, access servedAccess) (
 // read it.
 func servedSecretAdvice(err error) error {
 	switch {
-	case errors.Is(err, serve.ErrNoSecret):
+	case errors.Is(err, capability.ErrNoSecret):
 		return fmt.Errorf("%w, so the node's capability URL is unknown; start sno-iso serve over the nodes directory once (it creates the secret) or run sno-iso serve rotate-secret --nodes DIR; give --secret-file if serve was started with one, or --open if it was started with --open", err)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w; the secret is the owner's only: run bmc boot as the user that runs sno-iso serve, or give a readable copy in --secret-file", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
@@ -101,9 +102,7 @@ func TestBMCBootsServedNode(t *testing.T) {
 // The whole flow on the look-alike: what the fake BMC fetched from serve boots under QEMU
 // and /init finds the node's bootstrap-in-place config, prepared for its disk.
 func TestBMCBootsServedNodeUnderQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boot tests take minutes; skipped with -short")
-	}
+	testenv.Long(t, "boot tests take minutes")
 	requireBootTools(t)
 	sb := bootServedNode(t, lookalikeISO(t), redfishtest.IDRAC(), bipBootInput, "coreOSInstallation:\n  installationDisk: "+bipBootDisk+"\n")
 	if got, want := fileSHA(t, sb.boot.File), fileSHA(t, sb.built); got != want {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
-	"github.com/sno-iso/sno-iso/serve"
 )
 
 const (
@@ -209,7 +209,7 @@ func TestBMCNode(t *testing.T) {
 	slotImage := func() any { return bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")["Image"] }
 	// Before serve ever ran there is no secret, so no URL: nothing is inserted.
 	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", serveURL, "--no-power")...)
-	wantBMCFailure(t, r, filepath.Join(nodes, serve.SecretFileName), "no sno-iso secret", "serve rotate-secret", "--secret-file", "--open")
+	wantBMCFailure(t, r, filepath.Join(nodes, capability.SecretFileName), "no sno-iso secret", "serve rotate-secret", "--secret-file", "--open")
 	if img, _ := slotImage().(string); r.code != 1 || img != "" {
 		t.Errorf("without a secret: exit %d, slot holds %v", r.code, slotImage())
 	}
@@ -263,11 +263,11 @@ func TestBMCNode(t *testing.T) {
 // The capability URL is the node's token under the secret, with the server's URL as given.
 func TestServedISOURL(t *testing.T) {
 	nodes := t.TempDir()
-	secret, _, err := serve.LoadOrCreateSecret(filepath.Join(nodes, serve.SecretFileName))
+	secret, _, err := capability.LoadOrCreateSecret(filepath.Join(nodes, capability.SecretFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	token := serve.Token(secret.Key, "sno")
+	token := capability.Token(secret.Key, "sno")
 	for _, tt := range []struct {
 		serve, node string
 		minimal     bool
@@ -276,15 +276,15 @@ func TestServedISOURL(t *testing.T) {
 	}{
 		{"http://10.0.0.1:8080", filepath.Join(nodes, "sno"), false, servedAccess{}, "http://10.0.0.1:8080/" + token + "/sno.iso"},
 		{"http://10.0.0.1:8080/", filepath.Join(nodes, "sno") + "/", true, servedAccess{}, "http://10.0.0.1:8080/" + token + "/sno-minimal.iso"},
-		{"https://h/media/", "elsewhere/sno", false, servedAccess{secretFile: filepath.Join(nodes, serve.SecretFileName)}, "https://h/media/" + token + "/sno.iso"},
+		{"https://h/media/", "elsewhere/sno", false, servedAccess{secretFile: filepath.Join(nodes, capability.SecretFileName)}, "https://h/media/" + token + "/sno.iso"},
 		{"http://h/media/", "elsewhere/node-a", false, servedAccess{open: true}, "http://h/media/node-a.iso"},
 	} {
 		if got, err := servedISOURL(tt.serve, tt.node, tt.minimal, tt.access); err != nil || got != tt.want {
 			t.Errorf("servedISOURL(%q, %q, %v, %+v) = %q, %v; want %q", tt.serve, tt.node, tt.minimal, tt.access, got, err, tt.want)
 		}
 	}
-	if _, err := servedISOURL("http://h", "elsewhere/sno", false, servedAccess{}); !errors.Is(err, serve.ErrNoSecret) {
-		t.Errorf("without a secret: %v, want one wrapping serve.ErrNoSecret", err)
+	if _, err := servedISOURL("http://h", "elsewhere/sno", false, servedAccess{}); !errors.Is(err, capability.ErrNoSecret) {
+		t.Errorf("without a secret: %v, want one wrapping capability.ErrNoSecret", err)
 	}
 }
 

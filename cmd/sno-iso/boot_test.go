@@ -25,6 +25,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/bipgen"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // Every way the media can be booted: firmware × CD or USB stick (the hybrid MBR/GPT).
@@ -113,9 +114,7 @@ func bipBuildImage(t *testing.T, pristine, dir string) string {
 const bootIPKarg = "ip=192.0.2.10::192.0.2.1:255.255.255.0:sno:eno1:none"
 
 func TestBoot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boot tests take minutes; skipped with -short")
-	}
+	testenv.Long(t, "boot tests take minutes")
 	requireBootTools(t)
 	for _, bc := range bootCases {
 		t.Run(bc.name, func(t *testing.T) {
@@ -161,7 +160,7 @@ func requireBootTools(t *testing.T) {
 			_, err = exec.LookPath(tool.name)
 		}
 		if err != nil {
-			t.Skipf("boot tests need %s (Debian package %s; `make test` as root installs it)", tool.name, tool.pkg)
+			testenv.Missing(t, "boot tests need %s (Debian package %s; `make test` as root installs it)", tool.name, tool.pkg)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // concurrently runs the two command lines at once, the first started first, and returns their
@@ -100,9 +101,7 @@ func TestInPlaceEditWaitsForLock(t *testing.T) {
 // flock(1), as a real editor would, and returns the function that releases it.
 func holdEditLock(t *testing.T, path string) (release func()) {
 	t.Helper()
-	if _, err := exec.LookPath("flock"); err != nil {
-		t.Skip("flock(1) not installed (util-linux)")
-	}
+	testenv.Tool(t, "flock", "util-linux")
 	// flock(1) holds the lock until its stdin closes.
 	holder := exec.Command("flock", "-x", path, "-c", "echo locked; exec cat")
 	stdin, err := holder.StdinPipe()

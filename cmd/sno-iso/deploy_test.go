@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
@@ -243,7 +244,7 @@ func checkURLSecret(t *testing.T, m deployManifests, c corev1.Container, volumes
 		if !ok {
 			t.Fatalf("Secret %s has no %s for --secret-file %s", s.Name, filepath.Base(file), file)
 		}
-		if _, err := serve.ParseSecret([]byte(example)); !errors.Is(err, serve.ErrBadSecret) {
+		if _, err := capability.ParseSecret([]byte(example)); !errors.Is(err, capability.ErrBadSecret) {
 			t.Errorf("the example of Secret %s is a usable key (%v): serve must refuse to start until it is replaced", s.Name, err)
 		}
 		return

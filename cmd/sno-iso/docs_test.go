@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // writeDocsFor runs `sno-iso dev docs` into a new directory and returns it.
@@ -117,9 +119,7 @@ func completionDir(t *testing.T) (dir string, files []string) {
 // checkCompletions runs a shell on each case and compares the sorted lines it prints.
 func checkCompletions(t *testing.T, shell string, script func(line string) string) {
 	t.Helper()
-	if _, err := exec.LookPath(shell); err != nil {
-		t.Skipf("%s is not installed (scripts/install-deps installs it)", shell)
-	}
+	testenv.Tool(t, shell, shell)
 	dir, files := completionDir(t)
 	for _, c := range completionCases {
 		cmd := exec.Command(shell, "-c", script(c.line))

@@ -154,6 +154,11 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 		if dir, err = download.DefaultCacheDir(); err != nil {
 			return nil, fmt.Errorf("no user cache directory (%v); name one with --cache-dir DIR", err)
 		}
+		// A service user without a home directory (HOME=/) cannot create ~/.cache: say how to
+		// choose another place before any download starts.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create the cache directory: %w; name a writable one with --cache-dir DIR or XDG_CACHE_HOME", err)
+		}
 	}
 	d := &downloader{progress: newDownloadProgress(c.App.ErrWriter)}
 	f := download.NewFetcher()

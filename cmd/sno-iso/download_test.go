@@ -481,3 +481,16 @@ func TestDownloadStreamFromStandardInput(t *testing.T) {
 	r := sno(t, []byte(`{"stream":`), "download", "--stream", "-", "--cache-dir", f.cache)
 	wantError(t, r, "stream on standard input", "not valid JSON")
 }
+
+// TestDownloadSaysWhereToCacheWhenTheDefaultCannotBeMade: a service user whose cache
+// directory cannot be created (HOME=/ as a non-root user; here XDG_CACHE_HOME names a file)
+// is told how to choose another before anything is fetched.
+func TestDownloadSaysWhereToCacheWhenTheDefaultCannotBeMade(t *testing.T) {
+	f := newDownloadFixture(t, 0)
+	t.Setenv("XDG_CACHE_HOME", writeFile(t, filepath.Join(t.TempDir(), "not-a-directory"), "x"))
+	r := sno(t, nil, "download", "--stream", f.stream, "--arch", "x86_64")
+	wantError(t, r, "cannot create the cache directory", "--cache-dir DIR or XDG_CACHE_HOME")
+	if n := f.server.count(); n != 0 {
+		t.Errorf("%d requests before the cache was known to be writable", n)
+	}
+}

@@ -19,11 +19,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/kubevol"
 	"github.com/sno-iso/sno-iso/internal/nginx"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/node"
-	"github.com/sno-iso/sno-iso/serve"
 )
 
 // startNginx runs nginx with the http block's contents that config returns for its port,
@@ -130,7 +131,7 @@ type observation struct {
 // rotated under the replicas.
 func TestFleetBehindNginx(t *testing.T) {
 	if nginx.Binary() == "" {
-		t.Skip(nginx.ErrNotInstalled)
+		testenv.Missing(t, "%v", nginx.ErrNotInstalled)
 	}
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	store := t.TempDir()
@@ -153,7 +154,7 @@ func TestFleetBehindNginx(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The replicas share the secret of the capability URLs through a mounted Secret.
-	secret, err := serve.NewSecret()
+	secret, err := capability.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestFleetBehindNginx(t *testing.T) {
 		t.Fatal(err)
 	}
 	secretFile := filepath.Join(secretVol.Dir, "secret")
-	aISO, bISO := "/"+serve.Token(secret.Key, "a")+"/a.iso", "/"+serve.Token(secret.Key, "b")+"/b.iso"
+	aISO, bISO := "/"+capability.Token(secret.Key, "a")+"/a.iso", "/"+capability.Token(secret.Key, "b")+"/b.iso"
 	isoURL := fmt.Sprintf("http://127.0.0.1:%d/rhcos-live.iso?X-Amz-Signature=NOTFORLOGS", originPort)
 	var replicas []*servedNode
 	var upstreams strings.Builder
@@ -192,7 +193,7 @@ func TestFleetBehindNginx(t *testing.T) {
 	// on another.
 	etagA1 := sameValidators(t, replicas, aISO)
 	etagB := sameValidators(t, replicas, bISO)
-	if _, err := os.Stat(filepath.Join(nodes, serve.SecretFileName)); err == nil {
+	if _, err := os.Stat(filepath.Join(nodes, capability.SecretFileName)); err == nil {
 		t.Errorf("a replica given --secret-file made a secret of its own in the nodes directory")
 	}
 	resumed, tail := rawGet(t, replicas[2].url+aISO, "Range: bytes=500000-", "If-Range: "+etagA1)
@@ -367,7 +368,7 @@ func TestFleetBehindNginx(t *testing.T) {
 	if err := secretVol.Update(map[string]string{"secret": secretText(t, rotated)}); err != nil {
 		t.Fatal(err)
 	}
-	newISO := "/" + serve.Token(rotated.Key, "a") + "/a.iso"
+	newISO := "/" + capability.Token(rotated.Key, "a") + "/a.iso"
 	checkPaths(t, live, map[string]int{newISO: 200, aISO: 200})
 	final, err := rotated.Rotated(time.Now(), 0)
 	if err != nil {
@@ -376,7 +377,7 @@ func TestFleetBehindNginx(t *testing.T) {
 	if err := secretVol.Update(map[string]string{"secret": secretText(t, final)}); err != nil {
 		t.Fatal(err)
 	}
-	finalISO := "/" + serve.Token(final.Key, "a") + "/a.iso"
+	finalISO := "/" + capability.Token(final.Key, "a") + "/a.iso"
 	checkPaths(t, live, map[string]int{finalISO: 200, newISO: 404, aISO: 404})
 	if resp, body, err := c.get(finalISO); err != nil || resp.StatusCode != 200 || !bytes.Equal(body, a2.iso) {
 		t.Errorf("the rotated URL through the balancer: %v %v", err, status(resp))
@@ -385,7 +386,7 @@ func TestFleetBehindNginx(t *testing.T) {
 	// The logs (JSON lines) hold neither the origin's credentials nor a token.
 	for i, r := range replicas {
 		out := r.output()
-		hidden := []string{"NOTFORLOGS", serve.Token(secret.Key, "a"), serve.Token(secret.Key, "b"), serve.Token(rotated.Key, "a"), serve.Token(final.Key, "a")}
+		hidden := []string{"NOTFORLOGS", capability.Token(secret.Key, "a"), capability.Token(secret.Key, "b"), capability.Token(rotated.Key, "a"), capability.Token(final.Key, "a")}
 		for _, h := range hidden {
 			if strings.Contains(out, h) {
 				t.Errorf("replica %d logged %s:\n%s", i, h, out)
@@ -399,7 +400,7 @@ func TestFleetBehindNginx(t *testing.T) {
 }
 
 // secretText is s in the file format of --secret-file.
-func secretText(t *testing.T, s *serve.Secret) string {
+func secretText(t *testing.T, s *capability.Secret) string {
 	t.Helper()
 	text, err := s.MarshalText()
 	if err != nil {

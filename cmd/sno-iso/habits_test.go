@@ -16,6 +16,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
@@ -245,7 +246,7 @@ func TestListenInUseSaysWhatToDo(t *testing.T) {
 // is refused before anything is read, with the command line that writes to it.
 func TestDeviceOutputSaysStream(t *testing.T) {
 	if info, err := os.Stat(os.DevNull); err != nil || info.Mode()&fs.ModeDevice == 0 {
-		t.Skipf("%s is not a device here", os.DevNull)
+		testenv.Missing(t, "%s is not a device here", os.DevNull)
 	}
 	dir := t.TempDir()
 	iso := filepath.Join(dir, "rhcos.iso") // never read
@@ -268,7 +269,7 @@ func TestDeviceOutputSaysStream(t *testing.T) {
 // as written.
 func TestMissingDeviceOutputRefused(t *testing.T) {
 	if info, err := os.Stat("/dev"); err != nil || !info.IsDir() {
-		t.Skip("no /dev here")
+		testenv.Missing(t, "no /dev here")
 	}
 	missing := "/dev/sno-iso-test-no-such-device"
 	t.Cleanup(func() { os.Remove(missing) })

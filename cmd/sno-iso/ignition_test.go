@@ -12,6 +12,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 )
@@ -79,9 +80,7 @@ func TestIgnitionEmbedShowRemove(t *testing.T) {
 // is an xz stream (CRC32) followed by zeros that xzcat accepts, holding a newc archive.
 func TestEmbeddedAreaIsStandardXZ(t *testing.T) {
 	for _, tool := range []string{"xz", "cpio"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (apt-get install xz-utils cpio)", tool)
-		}
+		testenv.Tool(t, tool, map[string]string{"cpio": "cpio", "xz": "xz-utils"}[tool])
 	}
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	mustSno(t, []byte(smallConfig), "ignition", "embed", iso)

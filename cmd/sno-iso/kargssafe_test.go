@@ -7,15 +7,13 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // grubScriptCheck fails the test unless GRUB's own parser accepts the config.
 func grubScriptCheck(t *testing.T, cfg []byte) {
 	t.Helper()
-	check, err := exec.LookPath("grub-script-check")
-	if err != nil {
-		t.Skip("grub-script-check not installed (Debian package grub-common; scripts/install-deps installs it)")
-	}
+	check := testenv.Tool(t, "grub-script-check", "grub-common")
 	path := filepath.Join(t.TempDir(), "grub.cfg")
 	os.WriteFile(path, cfg, 0o600)
 	if out, err := exec.Command(check, path).CombinedOutput(); err != nil {

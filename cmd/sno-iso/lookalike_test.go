@@ -4,14 +4,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // TestLookalikeNetworkFeature: the look-alike declares live-initrd-network in the ISO and in
 // its initramfs alike, as RHCOS does, so build and pxe build both embed a keyfile for it.
 func TestLookalikeNetworkFeature(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the look-alike ISO; skipped with -short")
-	}
+	testenv.Long(t, "builds the look-alike ISO")
 	requireBootTools(t)
 	iso := lookalikeISO(t)
 	dir := t.TempDir()

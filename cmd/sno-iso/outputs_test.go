@@ -1,28 +1,28 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/bipgen"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
-// outputsGolden holds the digest of every run of outputCases, recorded with the binary of
-// the tree before the library redesign (SNO_ISO_RECORD_OUTPUTS=1 SNO_ISO_BIN=old binary).
-// Re-recorded when issue #13's fixes merged: bipgen's configs gained the service-record
-// library, so every input changed; main's binary on the new inputs differed from the merged
-// one only where #13 meant to (inspect --json's per-area kargs, build's install-to-disk.sh).
-// build-keyfile-without-support re-recorded when its error came to say that the ISO has no
-// coreos/features.json rather than that the file lacks live-initrd-network.
-const outputsGolden = "testdata/outputs.sha256"
+// outputsGolden holds the description of every run of outputCases (describeRun), recorded
+// with SNO_ISO_RECORD_OUTPUTS=1 (and SNO_ISO_BIN=binary to record another build's). It was
+// first recorded from a tree whose outputs matched the digests kept since the library
+// redesign, so it holds the same bytes, described.
+const outputsGolden = "testdata/outputs.txt"
 
 // outputCase is one command line, run in a directory holding iso.iso (a copy of fixture),
 // custom.iso (iso.iso with user.ign embedded), node.ign (a generated bootstrap-in-place config), sno.yaml, eth0.nmconnection and
@@ -79,9 +79,11 @@ liveKargs:
 
 const outputsUserIgnition = `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}}]}}`
 
-// TestOutputsUnchanged runs every command on the fixtures and compares what it wrote
-// (stdout, stderr, exit code and every file's bytes) with the digests recorded before the
-// library redesign: the redesign changes no command's bytes.
+// TestOutputsUnchanged runs every command on the fixtures and compares what it wrote (stdout,
+// stderr, exit code and every file) with the recorded description of each run: the bytes'
+// SHA-256 and, for an ISO, its volume, embed areas, kernel arguments, embedded Ignition
+// files and ISO files; for an initramfs, its members. A change fails with the lines that
+// differ, which name what changed.
 func TestOutputsUnchanged(t *testing.T) {
 	bin := os.Getenv("SNO_ISO_BIN")
 	if bin == "" {
@@ -109,12 +111,12 @@ func TestOutputsUnchanged(t *testing.T) {
 			t.Fatalf("%s: preparing custom.iso: %s", c.name, prep.stderr)
 		}
 		r := runBinary(t, bin, dir, nil, c.args...)
-		got[c.name] = digestRun(t, dir, r)
+		got[c.name] = describeRun(t, dir, r)
 	}
 	if os.Getenv("SNO_ISO_RECORD_OUTPUTS") != "" {
 		var b strings.Builder
 		for _, c := range outputCases {
-			fmt.Fprintf(&b, "%s %s\n", got[c.name], c.name)
+			fmt.Fprintf(&b, "=== %s\n%s", c.name, got[c.name])
 		}
 		if err := os.WriteFile(outputsGolden, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
@@ -124,48 +126,190 @@ func TestOutputsUnchanged(t *testing.T) {
 	want := readOutputsGolden(t)
 	for _, c := range outputCases {
 		if w, ok := want[c.name]; !ok {
-			t.Errorf("%s: no recorded digest", c.name)
+			t.Errorf("%s: nothing recorded in %s", c.name, outputsGolden)
 		} else if got[c.name] != w {
-			t.Errorf("%s (sno-iso %s): output differs from the recorded one", c.name, strings.Join(c.args, " "))
+			t.Errorf("%s (sno-iso %s): the output differs from the one recorded in %s (- recorded, + now):\n%s",
+				c.name, strings.Join(c.args, " "), outputsGolden, lineDiff(w, got[c.name]))
 		}
 	}
 }
 
-// digestRun hashes the exit code, stdout, stderr (with dir written as ".") and the name and
-// bytes of every file under dir.
-func digestRun(t *testing.T, dir string, r result) string {
+// describeRun describes the exit code, stdout, stderr (with dir written as ".") and every
+// file under dir, one fact a line.
+func describeRun(t *testing.T, dir string, r result) string {
 	t.Helper()
-	h := sha256.New()
-	fmt.Fprintf(h, "exit %d\n", r.code)
-	fmt.Fprintf(h, "stdout %x\n", sha256.Sum256([]byte(strings.ReplaceAll(string(r.stdout), dir, "."))))
-	fmt.Fprintf(h, "stderr %q\n", strings.ReplaceAll(string(r.stderr), dir, "."))
+	var b strings.Builder
+	fmt.Fprintf(&b, "exit %d\n", r.code)
+	describeBytes(&b, "stdout", []byte(strings.ReplaceAll(string(r.stdout), dir, ".")))
+	describeBytes(&b, "stderr", []byte(strings.ReplaceAll(string(r.stderr), dir, ".")))
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "file %s %s\n", rel, fileSHA(t, p))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		describeBytes(&b, filepath.ToSlash(rel), data)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return b.String()
 }
 
+// describeBytes writes a line with the size and SHA-256 of data, then what it holds: an
+// ISO's structure, an initramfs's members, or a short text's lines.
+func describeBytes(b *strings.Builder, name string, data []byte) {
+	fmt.Fprintf(b, "%s: %d bytes, sha256 %x\n", name, len(data), sha256.Sum256(data))
+	if len(data) == 0 {
+		return
+	}
+	if iso, err := isobuilder.OpenReader(bytes.NewReader(data), int64(len(data))); err == nil {
+		describeISO(b, name, iso, data)
+		return
+	}
+	if strings.HasSuffix(name, ".img") {
+		if files, err := initrd.Read(bytes.NewReader(data), initrd.ReadOptions{}); err == nil {
+			describeFiles(b, name+" member", files)
+			return
+		}
+	}
+	if len(data) <= 16<<10 && utf8.Valid(data) && !bytes.ContainsRune(data, 0) {
+		for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+			fmt.Fprintf(b, "%s| %s\n", name, line)
+		}
+	}
+}
+
+// describeISO writes the volume ID, the embed areas with what they hold, and every file.
+func describeISO(b *strings.Builder, name string, iso *isobuilder.LiveISO, data []byte) {
+	fmt.Fprintf(b, "%s: volume %q, arch %s\n", name, iso.Volume().VolumeID, iso.Arch())
+	area := iso.IgnitionArea()
+	fmt.Fprintf(b, "%s: ignition area %s at %d, %d bytes (%s)\n", name, area.File, area.Offset, area.Length, area.Source)
+	if cfg, err := iso.EmbeddedIgnition(); err != nil {
+		fmt.Fprintf(b, "%s: embedded ignition: %v\n", name, err)
+	} else if cfg != nil {
+		describeIgnition(b, name+" embedded ignition", cfg)
+	}
+	if keyfiles, err := iso.EmbeddedKeyfiles(); err == nil {
+		describeFiles(b, name+" embedded keyfile", keyfiles)
+	}
+	if k := iso.Kargs(); k != nil {
+		fmt.Fprintf(b, "%s: kargs default %q (%s)\n", name, k.Default, k.Source)
+		for _, a := range k.Areas {
+			text, _, _ := bytes.Cut(data[min(a.Offset, int64(len(data))):min(a.End(), int64(len(data)))], []byte{a.Terminator})
+			fmt.Fprintf(b, "%s: kargs area %s at %d: %q\n", name, a.File, a.Offset, text)
+		}
+	}
+	err := iso.Volume().Walk(func(e isobuilder.WalkEntry) error {
+		if !e.Dir {
+			end := min(e.Offset()+int64(e.Length), int64(len(data)))
+			fmt.Fprintf(b, "%s: file %s %d bytes, sha256 %x\n", name, e.DisplayPath, e.Length, sha256.Sum256(data[e.Offset():end]))
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(b, "%s: walking the files: %v\n", name, err)
+	}
+}
+
+// describeIgnition writes the config's size and digest, then the digest of each file's
+// contents and each systemd unit it carries, so a change names the file or unit.
+func describeIgnition(b *strings.Builder, name string, cfg []byte) {
+	fmt.Fprintf(b, "%s: %d bytes, sha256 %x\n", name, len(cfg), sha256.Sum256(cfg))
+	var parsed struct {
+		Storage struct {
+			Files []struct {
+				Path     string
+				Contents struct{ Source string }
+			}
+		}
+		Systemd struct {
+			Units []struct {
+				Name     string
+				Enabled  *bool
+				Contents string
+			}
+		}
+	}
+	if err := json.Unmarshal(cfg, &parsed); err != nil {
+		fmt.Fprintf(b, "%s: not JSON: %v\n", name, err)
+		return
+	}
+	for _, f := range parsed.Storage.Files {
+		fmt.Fprintf(b, "%s: file %s, source sha256 %x\n", name, f.Path, sha256.Sum256([]byte(f.Contents.Source)))
+	}
+	for _, u := range parsed.Systemd.Units {
+		fmt.Fprintf(b, "%s: unit %s, contents sha256 %x\n", name, u.Name, sha256.Sum256([]byte(u.Contents)))
+	}
+}
+
+func describeFiles(b *strings.Builder, name string, files initrd.Files) {
+	for _, p := range files.Paths() {
+		fmt.Fprintf(b, "%s %s: %d bytes, sha256 %x\n", name, p, len(files[p]), sha256.Sum256(files[p]))
+	}
+}
+
+// readOutputsGolden returns each case's recorded description.
 func readOutputsGolden(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open(outputsGolden)
+	data, err := os.ReadFile(outputsGolden)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	want := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if sum, name, ok := strings.Cut(sc.Text(), " "); ok {
-			want[name] = sum
-		}
+	for _, section := range strings.Split(string(data), "=== ")[1:] {
+		name, body, _ := strings.Cut(section, "\n")
+		want[name] = body
 	}
 	return want
+}
+
+// lineDiff lists the lines only in want (-) and only in got (+), in order, from a longest
+// common subsequence of the two.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	// common[i][j] is the length of a longest common subsequence of w[i:] and g[j:].
+	common := make([][]int, len(w)+1)
+	for i := range common {
+		common[i] = make([]int, len(g)+1)
+	}
+	for i := len(w) - 1; i >= 0; i-- {
+		for j := len(g) - 1; j >= 0; j-- {
+			if w[i] == g[j] {
+				common[i][j] = common[i+1][j+1] + 1
+			} else {
+				common[i][j] = max(common[i+1][j], common[i][j+1])
+			}
+		}
+	}
+	var b strings.Builder
+	i, j := 0, 0
+	for i < len(w) || j < len(g) {
+		switch {
+		case i < len(w) && j < len(g) && w[i] == g[j]:
+			i, j = i+1, j+1
+		case i < len(w) && (j == len(g) || common[i+1][j] >= common[i][j+1]):
+			fmt.Fprintf(&b, "- %s\n", w[i])
+			i++
+		default:
+			fmt.Fprintf(&b, "+ %s\n", g[j])
+			j++
+		}
+	}
+	return b.String()
+}
+
+func TestLineDiff(t *testing.T) {
+	want := "exit 0\nout.iso: kargs \"a\"\nout.iso: file x\nkept\n"
+	got := "exit 0\nout.iso: kargs \"b\"\nkept\nout.iso: file y\n"
+	if d, w := lineDiff(want, got), "- out.iso: kargs \"a\"\n- out.iso: file x\n+ out.iso: kargs \"b\"\n+ out.iso: file y\n"; d != w {
+		t.Errorf("lineDiff:\n%s\nwant:\n%s", d, w)
+	}
+	if d := lineDiff(want, want); d != "" {
+		t.Errorf("lineDiff of equal texts: %q", d)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -18,9 +19,7 @@ import (
 // customized initramfs straight into QEMU with the kernel arguments of boot.ipxe, and checks
 // that the look-alike's /init finds the prepared config at /config.ign.
 func TestPXEBoot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boot tests take minutes; skipped with -short")
-	}
+	testenv.Long(t, "boot tests take minutes")
 	requireBootTools(t)
 	iso := lookalikeISO(t)
 	requireLiveInitramfs(t, iso)
@@ -47,7 +46,7 @@ func TestPXEBoot(t *testing.T) {
 	}
 }
 
-// requireLiveInitramfs skips when the look-alike's initramfs lacks the stamp that every
+// requireLiveInitramfs fails when the look-alike's initramfs lacks the stamp that every
 // RHCOS live initramfs carries and pxe build requires.
 func requireLiveInitramfs(t *testing.T, isoPath string) {
 	t.Helper()
@@ -68,7 +67,7 @@ func requireLiveInitramfs(t *testing.T, isoPath string) {
 		t.Fatalf("the look-alike's initrd.img: %v", err)
 	}
 	if !stamped {
-		t.Skipf("the look-alike's initrd.img has no %s, which RHCOS's has and pxe build requires; scripts/mkliveiso must add it", isobuilder.LiveInitramfsStamp)
+		t.Fatalf("the look-alike's initrd.img has no %s, which RHCOS's has and pxe build requires; scripts/mkliveiso must add it", isobuilder.LiveInitramfsStamp)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -179,9 +180,7 @@ func TestPXEIgnitionUnwrapErrors(t *testing.T) {
 // What sno-iso wraps, the reference tools read; what they write, sno-iso unwraps.
 func TestPXEIgnitionWrapCompatibleWithCpioAndXZ(t *testing.T) {
 	for _, tool := range []string{"cpio", "xz"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (Debian package %s)", tool, map[string]string{"cpio": "cpio", "xz": "xz-utils"}[tool])
-		}
+		testenv.Tool(t, tool, map[string]string{"cpio": "cpio", "xz": "xz-utils"}[tool])
 	}
 	config := []byte(`{"ignition":{"version":"3.2.0"}}`)
 	wrapped := mustSno(t, config, "pxe", "ignition", "wrap")

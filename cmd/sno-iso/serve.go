@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
@@ -18,7 +19,7 @@ func serveCommand() *cli.Command {
 		Description: "Each subdirectory of --nodes is a node: DIR/NODE/" + node.DirIgnition + " and,\n" +
 			"optionally, DIR/NODE/" + node.DirConfig + " (paths in it are relative to it). The media carry the\n" +
 			"cluster's private keys, so each node's are published under an unguessable TOKEN derived from a\n" +
-			"secret (--secret-file, or DIR/" + serve.SecretFileName + ", created 0600 on first start); `sno-iso serve urls`\n" +
+			"secret (--secret-file, or DIR/" + capability.SecretFileName + ", created 0600 on first start); `sno-iso serve urls`\n" +
 			"prints them:\n" +
 			"  /TOKEN/NODE.iso          what `sno-iso build` writes for the node\n" +
 			"  /TOKEN/NODE-minimal.iso  what `sno-iso build --minimal` writes, fetching /rootfs.img\n" +

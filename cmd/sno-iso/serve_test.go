@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/node"
-	"github.com/sno-iso/sno-iso/serve"
 )
 
 // servedNode is a running `sno-iso serve` and what it printed.
@@ -190,7 +190,7 @@ func TestServeMatchesBuild(t *testing.T) {
 	if !strings.Contains(s.output(), `"GET /{token}/sno.iso HTTP/1.1" 200`) || strings.Contains(s.output(), token) {
 		t.Errorf("the access log has no line for sno.iso, or holds its token %s:\n%s", token, s.output())
 	}
-	info, err := os.Stat(filepath.Join(nodes, serve.SecretFileName))
+	info, err := os.Stat(filepath.Join(nodes, capability.SecretFileName))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("the secret file: %v, %v; want mode 0600", info, err)
 	}
@@ -289,7 +289,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "8080"}, 2, []string{"HOST:PORT"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", iso}, 2, []string{"--tls-key"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--secret-file", filepath.Join(t.TempDir(), "none")}, 1, []string{"none", "rotate-secret --secret-file"}},
-		{[]string{"serve", "urls", "--nodes", t.TempDir()}, 1, []string{serve.SecretFileName, "start sno-iso serve"}},
+		{[]string{"serve", "urls", "--nodes", t.TempDir()}, 1, []string{capability.SecretFileName, "start sno-iso serve"}},
 		{[]string{"serve", "rotate-secret"}, 2, []string{"--nodes or --secret-file"}},
 		{[]string{"serve", "--iso", iso, "--nodes", filepath.Join(t.TempDir(), "none"), "--listen", "127.0.0.1:0"}, 1, []string{"none"}},
 		{[]string{"serve", "--iso", iso, "--nodes", iso, "--listen", "127.0.0.1:0"}, 1, []string{"not a directory"}},
@@ -357,7 +357,7 @@ func TestServeOpen(t *testing.T) {
 	if urls := s.urls(t, nodes, "sno", "--open"); urls["iso"] != s.url+"/sno.iso" {
 		t.Errorf("serve urls --open: %v", urls)
 	}
-	if _, err := os.Stat(filepath.Join(nodes, serve.SecretFileName)); err == nil {
+	if _, err := os.Stat(filepath.Join(nodes, capability.SecretFileName)); err == nil {
 		t.Error("serve --open wrote a secret")
 	}
 	s.stop(t)

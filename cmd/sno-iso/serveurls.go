@@ -1,21 +1,17 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/node"
-	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
 
@@ -37,7 +33,7 @@ func checkNodesDir(c *cli.Context) error {
 }
 
 func secretFileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "secret-file", Usage: "read the secret of the capability URLs from `FILE`, never writing it (a mounted Kubernetes Secret; default: NODES/" + serve.SecretFileName + ")"}
+	return &cli.StringFlag{Name: "secret-file", Usage: "read the secret of the capability URLs from `FILE`, never writing it (a mounted Kubernetes Secret; default: NODES/" + capability.SecretFileName + ")"}
 }
 
 func serveURLsCommand() *cli.Command {
@@ -73,13 +69,13 @@ func serveURLs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var secret *serve.Secret
+	var secret *capability.Secret
 	if !c.Bool("open") {
-		if secret, err = serve.ReadSecretFile(secretPath(c)); err != nil {
+		if secret, err = capability.ReadSecretFile(secretPath(c)); err != nil {
 			return secretAdvice(err)
 		}
 	}
-	nodes, err := serve.NodeNames(c.String("nodes"))
+	nodes, err := capability.NodeNames(c.String("nodes"))
 	if err != nil {
 		return err
 	}
@@ -91,7 +87,7 @@ func serveURLs(c *cli.Context) error {
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 8, 2, ' ', 0)
 	for _, node := range nodes {
-		u := serve.NodeURLs(baseURL, secret, node)
+		u := capability.NodeURLs(baseURL, secret, node)
 		fmt.Fprintf(w, "%s\tiso\t%s\n%s\tminimal-iso\t%s\n%s\tboot.ipxe\t%s\n%s\tpxe-dir\t%s\n", node, u.ISO, node, u.MinimalISO, node, u.BootIPXE, node, u.PXEDir)
 	}
 	return w.Flush()
@@ -106,7 +102,7 @@ func rotateSecretCommand() *cli.Command {
 			"included, takes the new URLs without a restart and refuses the old ones after --grace.",
 		Flags: []cli.Flag{
 			nodesFlag(),
-			&cli.StringFlag{Name: "secret-file", Usage: "the secret `FILE` (default: NODES/" + serve.SecretFileName + ")"},
+			&cli.StringFlag{Name: "secret-file", Usage: "the secret `FILE` (default: NODES/" + capability.SecretFileName + ")"},
 			&cli.DurationFlag{Name: "grace", Value: time.Hour, Usage: "keep the old URLs working for `DURATION` (0: refuse them at once)"},
 		},
 		Action: rotateSecret,
@@ -130,7 +126,7 @@ func rotateSecret(c *cli.Context) error {
 		return usagef("--grace must not be negative, got %v", grace)
 	}
 	path, now := secretPath(c), time.Now()
-	if err := serve.RotateSecretFile(path, now, grace); err != nil {
+	if err := capability.RotateSecretFile(path, now, grace); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote a new secret to %s; the old URLs work until %s. Print the new ones with sno-iso serve urls.\n", path, now.Add(grace).UTC().Format(time.RFC3339))
@@ -142,83 +138,18 @@ func secretPath(c *cli.Context) string {
 	if p := c.String("secret-file"); p != "" {
 		return p
 	}
-	return filepath.Join(c.String("nodes"), serve.SecretFileName)
+	return capability.SecretPath(c.String("nodes"))
 }
 
 // secretAdvice says what to do about a secret that cannot be read or created.
 func secretAdvice(err error) error {
 	switch {
-	case errors.Is(err, serve.ErrNoSecret):
+	case errors.Is(err, capability.ErrNoSecret):
 		return fmt.Errorf("%w; start sno-iso serve over the nodes directory once, or make one with sno-iso serve rotate-secret --secret-file FILE", err)
-	case errors.Is(err, serve.ErrBadSecret):
+	case errors.Is(err, capability.ErrBadSecret):
 		return fmt.Errorf("%w; write a new one with sno-iso serve rotate-secret (the URLs change)", err)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("%w; the nodes directory cannot hold the secret: give one with --secret-file (made with sno-iso serve rotate-secret --secret-file FILE)", err)
 	}
 	return err
-}
-
-// serveTLS loads --tls-cert and --tls-key; nil without them.
-func serveTLS(c *cli.Context) (*tls.Config, error) {
-	cert, key := c.String("tls-cert"), c.String("tls-key")
-	if (cert == "") != (key == "") {
-		return nil, usagef("--tls-cert and --tls-key go together: give both, or neither for plain HTTP")
-	}
-	if cert == "" {
-		return nil, nil
-	}
-	return serve.TLSConfig(cert, key)
-}
-
-// listen opens addr, which must be host:port, warning when it is every interface.
-func listen(c *cli.Context, addr string, tlsConfig *tls.Config) (net.Listener, error) {
-	host, err := checkListenAddress("listen", addr, "8080")
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, listenError("listen", addr, err)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: listening on all interfaces (%s): name the address BMCs and nodes reach with --listen HOST:PORT to keep the server off the others\n", ln.Addr())
-	}
-	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
-	}
-	return ln, nil
-}
-
-func schemeOf(tls bool) string {
-	if tls {
-		return "https://"
-	}
-	return "http://"
-}
-
-// checkListenAddress refuses an address option that is not HOST:PORT, with examples on its
-// port (a bare port is the usual slip) or on examplePort, and returns the host.
-func checkListenAddress(flag, addr, examplePort string) (host string, err error) {
-	host, _, err = net.SplitHostPort(addr)
-	if err == nil {
-		return host, nil
-	}
-	if _, perr := strconv.ParseUint(addr, 10, 16); perr == nil {
-		examplePort = addr
-	}
-	return "", usagef("--%s %q is not HOST:PORT: write :%s to listen on every address, or 127.0.0.1:%s for this machine only",
-		flag, addr, examplePort, examplePort)
-}
-
-// listenError says what to do when the address of an option cannot be listened on.
-func listenError(flag, addr string, err error) error {
-	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
-		return fmt.Errorf("--%s %s: %w; another program (another sno-iso serve?) listens there: stop it, or pick another port", flag, addr, err)
-	case errors.Is(err, syscall.EACCES):
-		return fmt.Errorf("--%s %s: %w; ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick a port above 1023, such as 8080", flag, addr, err)
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return fmt.Errorf("--%s %s: %w; no interface of this machine has that address: name one it has (ip address lists them), or leave the host out to listen on every address", flag, addr, err)
-	}
-	return fmt.Errorf("--%s %s: %w", flag, addr, err)
 }

@@ -211,11 +211,16 @@ record_service_stage_success
 var bootkubeStages = []struct{ name, image, args string }{
 	{"cvo-bootstrap", "RELEASE_IMAGE_DIGEST", "render --output-dir=/assets/cvo-bootstrap --release-image=${RELEASE_IMAGE_DIGEST}"},
 	{"etcd-bootstrap", "CLUSTER_ETCD_OPERATOR_IMAGE", "/usr/bin/cluster-etcd-operator render --asset-output-dir=/assets/etcd-bootstrap"},
-	{"config-bootstrap", "CONFIG_OPERATOR_IMAGE", "/usr/bin/cluster-config-operator render --config-output-file=/assets/config-bootstrap/config"},
-	{"kube-apiserver-bootstrap", "KUBE_APISERVER_OPERATOR_IMAGE", "/usr/bin/cluster-kube-apiserver-operator render --asset-output-dir=/assets/kube-apiserver-bootstrap"},
-	{"kube-controller-manager-bootstrap", "KUBE_CONTROLLER_MANAGER_OPERATOR_IMAGE", "/usr/bin/cluster-kube-controller-manager-operator render --asset-output-dir=/assets/kube-controller-manager-bootstrap"},
-	{"kube-scheduler-bootstrap", "KUBE_SCHEDULER_OPERATOR_IMAGE", "/usr/bin/cluster-kube-scheduler-operator render --asset-output-dir=/assets/kube-scheduler-bootstrap"},
-	{"ingress-operator-bootstrap", "INGRESS_OPERATOR_IMAGE", "render --prefix=cluster-ingress- --output-dir=/assets/ingress-operator-manifests"},
+	{"config-bootstrap", "CONFIG_OPERATOR_IMAGE", "/usr/bin/cluster-config-operator render " +
+		"--config-output-file=/assets/config-bootstrap/config"},
+	{"kube-apiserver-bootstrap", "KUBE_APISERVER_OPERATOR_IMAGE", "/usr/bin/cluster-kube-apiserver-operator render " +
+		"--asset-output-dir=/assets/kube-apiserver-bootstrap"},
+	{"kube-controller-manager-bootstrap", "KUBE_CONTROLLER_MANAGER_OPERATOR_IMAGE", "/usr/bin/cluster-kube-controller-manager-operator " +
+		"render --asset-output-dir=/assets/kube-controller-manager-bootstrap"},
+	{"kube-scheduler-bootstrap", "KUBE_SCHEDULER_OPERATOR_IMAGE", "/usr/bin/cluster-kube-scheduler-operator render " +
+		"--asset-output-dir=/assets/kube-scheduler-bootstrap"},
+	{"ingress-operator-bootstrap", "INGRESS_OPERATOR_IMAGE", "render --prefix=cluster-ingress- " +
+		"--output-dir=/assets/ingress-operator-manifests"},
 	{"mco-bootstrap", "MACHINE_CONFIG_OPERATOR_IMAGE", "bootstrap --root-ca=/assets/tls/root-ca.crt --dest-dir=/assets/mco-bootstrap"},
 	{"cco-bootstrap", "CLOUD_CREDENTIAL_OPERATOR_IMAGE", "render --dest-dir=/assets/cco-bootstrap --manifests-dir=/assets/manifests"},
 }

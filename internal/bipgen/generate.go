@@ -209,7 +209,8 @@ func (g *generator) base(opts Options) error {
 	}
 	g.addFile("/opt/openshift/auth/kubeconfig", modeSecret, kubeconfig("admin", "https://api.sno.example.com:6443", root, adminPair), false)
 	g.addFile("/opt/openshift/auth/kubeconfig-loopback", modeSecret, kubeconfig("admin", "https://localhost:6443", root, adminPair), false)
-	g.addFile("/opt/openshift/auth/kubeconfig-kubelet", modeSecret, kubeconfig("kubelet", "https://api-int.sno.example.com:6443", root, kubeletPair), false)
+	g.addFile("/opt/openshift/auth/kubeconfig-kubelet", modeSecret,
+		kubeconfig("kubelet", "https://api-int.sno.example.com:6443", root, kubeletPair), false)
 
 	for _, iss := range g.issuers {
 		g.addFile("/opt/openshift/tls/"+iss.cert.Subject.CommonName+".key", modeSecret, iss.keyPEM(), false)

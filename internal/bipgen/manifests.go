@@ -79,21 +79,41 @@ spec:
 `, role, sshKey)
 	}
 	files := map[string]string{
-		"manifests/cluster-config.yaml":                           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config-v1\n  namespace: kube-system\ndata:\n  install-config: |\n" + indent(installConfig, 4),
-		"manifests/cluster-dns-02-config.yml":                     "apiVersion: config.openshift.io/v1\nkind: DNS\nmetadata:\n  creationTimestamp: null\n  name: cluster\nspec:\n  baseDomain: sno.example.com\n  platform:\n    aws: null\n    type: \"\"\nstatus: {}\n",
-		"manifests/cluster-infrastructure-02-config.yml":          "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n  creationTimestamp: null\n  name: cluster\nspec:\n  cloudConfig:\n    name: \"\"\n  platformSpec:\n    type: None\nstatus:\n  apiServerInternalURI: https://api-int.sno.example.com:6443\n  apiServerURL: https://api.sno.example.com:6443\n  controlPlaneTopology: SingleReplica\n  cpuPartitioning: None\n  etcdDiscoveryDomain: \"\"\n  infrastructureName: sno-" + fmt.Sprintf("%x", g.e.bytes(3)) + "\n  infrastructureTopology: SingleReplica\n  platform: None\n  platformStatus:\n    type: None\n",
-		"manifests/cluster-ingress-02-config.yml":                 "apiVersion: config.openshift.io/v1\nkind: Ingress\nmetadata:\n  creationTimestamp: null\n  name: cluster\nspec:\n  domain: apps.sno.example.com\nstatus: {}\n",
-		"manifests/cluster-network-02-config.yml":                 "apiVersion: config.openshift.io/v1\nkind: Network\nmetadata:\n  creationTimestamp: null\n  name: cluster\nspec:\n  clusterNetwork:\n  - cidr: 10.128.0.0/14\n    hostPrefix: 23\n  externalIP:\n    policy: {}\n  networkType: OVNKubernetes\n  serviceNetwork:\n  - 172.30.0.0/16\nstatus: {}\n",
-		"manifests/cluster-proxy-01-config.yaml":                  "apiVersion: config.openshift.io/v1\nkind: Proxy\nmetadata:\n  creationTimestamp: null\n  name: cluster\nspec:\n  trustedCA:\n    name: \"\"\nstatus: {}\n",
-		"manifests/cluster-scheduler-02-config.yml":               "apiVersion: config.openshift.io/v1\nkind: Scheduler\nmetadata:\n  creationTimestamp: null\n  name: cluster\nspec:\n  mastersSchedulable: true\n  policy:\n    name: \"\"\nstatus: {}\n",
-		"manifests/cvo-overrides.yaml":                            "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\n  namespace: openshift-cluster-version\nspec:\n  channel: stable-4.16\n  clusterID: " + uuid(g.e.bytes(16)) + "\n",
-		"manifests/kube-system-configmap-root-ca.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: root-ca\n  namespace: kube-system\ndata:\n  ca.crt: |\n" + rootPEM,
-		"manifests/machine-config-server-tls-secret.yaml":         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: machine-config-server-tls\n  namespace: openshift-machine-config-operator\ntype: kubernetes.io/tls\ndata:\n  tls.crt: " + b64(root.pem) + "\n  tls.key: " + b64(root.keyPEM()) + "\n",
-		"manifests/openshift-config-secret-pull-secret.yaml":      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: pull-secret\n  namespace: openshift-config\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: " + b64([]byte(pullSecret)) + "\n",
-		"openshift/99_kubeadmin-password-secret.yaml":             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kubeadmin\n  namespace: kube-system\ntype: Opaque\ndata:\n  kubeadmin: " + b64(g.e.bytes(60)) + "\n",
+		"manifests/cluster-config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config-v1\n" +
+			"  namespace: kube-system\ndata:\n  install-config: |\n" + indent(installConfig, 4),
+		"manifests/cluster-dns-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: DNS\nmetadata:\n" +
+			"  creationTimestamp: null\n  name: cluster\nspec:\n  baseDomain: sno.example.com\n  platform:\n    aws: null\n    type: \"\"\n" +
+			"status: {}\n",
+		"manifests/cluster-infrastructure-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: Infrastructure\nmetadata:\n" +
+			"  creationTimestamp: null\n  name: cluster\nspec:\n  cloudConfig:\n    name: \"\"\n  platformSpec:\n    type: None\nstatus:\n" +
+			"  apiServerInternalURI: https://api-int.sno.example.com:6443\n  apiServerURL: https://api.sno.example.com:6443\n" +
+			"  controlPlaneTopology: SingleReplica\n  cpuPartitioning: None\n  etcdDiscoveryDomain: \"\"\n" +
+			"  infrastructureName: sno-" + fmt.Sprintf("%x", g.e.bytes(3)) + "\n  infrastructureTopology: SingleReplica\n  platform: None\n" +
+			"  platformStatus:\n    type: None\n",
+		"manifests/cluster-ingress-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: Ingress\nmetadata:\n" +
+			"  creationTimestamp: null\n  name: cluster\nspec:\n  domain: apps.sno.example.com\nstatus: {}\n",
+		"manifests/cluster-network-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: Network\nmetadata:\n" +
+			"  creationTimestamp: null\n  name: cluster\nspec:\n  clusterNetwork:\n  - cidr: 10.128.0.0/14\n    hostPrefix: 23\n  externalIP:\n" +
+			"    policy: {}\n  networkType: OVNKubernetes\n  serviceNetwork:\n  - 172.30.0.0/16\nstatus: {}\n",
+		"manifests/cluster-proxy-01-config.yaml": "apiVersion: config.openshift.io/v1\nkind: Proxy\nmetadata:\n" +
+			"  creationTimestamp: null\n  name: cluster\nspec:\n  trustedCA:\n    name: \"\"\nstatus: {}\n",
+		"manifests/cluster-scheduler-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: Scheduler\nmetadata:\n" +
+			"  creationTimestamp: null\n  name: cluster\nspec:\n  mastersSchedulable: true\n  policy:\n    name: \"\"\nstatus: {}\n",
+		"manifests/cvo-overrides.yaml": "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n" +
+			"  name: version\n  namespace: openshift-cluster-version\nspec:\n  channel: stable-4.16\n  clusterID: " + uuid(g.e.bytes(16)) + "\n",
+		"manifests/kube-system-configmap-root-ca.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: root-ca\n" +
+			"  namespace: kube-system\ndata:\n  ca.crt: |\n" + rootPEM,
+		"manifests/machine-config-server-tls-secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n" +
+			"  name: machine-config-server-tls\n  namespace: openshift-machine-config-operator\ntype: kubernetes.io/tls\ndata:\n" +
+			"  tls.crt: " + b64(root.pem) + "\n  tls.key: " + b64(root.keyPEM()) + "\n",
+		"manifests/openshift-config-secret-pull-secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: pull-secret\n" +
+			"  namespace: openshift-config\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: " + b64([]byte(pullSecret)) + "\n",
+		"openshift/99_kubeadmin-password-secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kubeadmin\n" +
+			"  namespace: kube-system\ntype: Opaque\ndata:\n  kubeadmin: " + b64(g.e.bytes(60)) + "\n",
 		"openshift/99_openshift-machineconfig_99-master-ssh.yaml": machineConfigSSH("master"),
 		"openshift/99_openshift-machineconfig_99-worker-ssh.yaml": machineConfigSSH("worker"),
-		"openshift/openshift-install-manifests.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: openshift-install-manifests\n  namespace: openshift-config\ndata:\n  invoker: user\n  version: v4.16.0\n",
+		"openshift/openshift-install-manifests.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n" +
+			"  name: openshift-install-manifests\n  namespace: openshift-config\ndata:\n  invoker: user\n  version: v4.16.0\n",
 	}
 	var out []manifest
 	for name, data := range files {
@@ -160,7 +180,8 @@ func (g *generator) extraFiles() ([]file, error) {
 		g.addFile("/opt/openshift/tls/"+name+".key", modeSecret, pair.key, false)
 		g.addFile("/opt/openshift/tls/"+name+".crt", modeManifest, pair.cert, false)
 	} else {
-		data := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-bundle\n  namespace: openshift-config\ndata:\n  ca-bundle.crt: |\n%s",
+		data := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-bundle\n  namespace: openshift-config\ndata:\n"+
+			"  ca-bundle.crt: |\n%s",
 			name, indent(string(pair.cert), 4))
 		g.addFile("/opt/openshift/openshift/50_"+name+"-bundle.yaml", modeManifest, []byte(data), false)
 	}

@@ -118,7 +118,8 @@ type issuer struct {
 // notBefore is fixed so that the same seed gives the same certificates.
 var notBefore = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func (e entropy) certificate(name string, pub *rsa.PublicKey, ca bool, parent *issuer, signer *rsa.PrivateKey) ([]byte, *x509.Certificate, error) {
+func (e entropy) certificate(name string, pub *rsa.PublicKey, ca bool, parent *issuer,
+	signer *rsa.PrivateKey) ([]byte, *x509.Certificate, error) {
 	template := &x509.Certificate{
 		SerialNumber: new(big.Int).SetBytes(e.bytes(16)),
 		Subject:      pkix.Name{CommonName: name, OrganizationalUnit: []string{"openshift"}},

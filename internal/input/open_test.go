@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // A named pipe without a writer would block open(2) forever: it is refused at once, naming
@@ -34,7 +35,7 @@ func TestReadFileRefusesNamedPipe(t *testing.T) {
 // what the user meant to give, and is read to its end.
 func TestReadFileReadsDescriptorPipe(t *testing.T) {
 	if _, err := os.Stat("/dev/fd"); err != nil {
-		t.Skip("no /dev/fd on this system")
+		testenv.Missing(t, "no /dev/fd on this system")
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -58,7 +58,8 @@ func benchDownload(sno, tmp string, size int64, rounds int) {
 	fmt.Printf("| `curl -o` of a %d MiB file over loopback HTTP (%.2f GB/s) | %v | 1.00 | %d MiB |\n",
 		size>>20, gbps(c), c.wall.Round(time.Millisecond), c.maxRSS>>10)
 	fmt.Printf("| `curl -o` + `sync` | %v | %.2f | %d MiB |\n", cs.wall.Round(time.Millisecond), ratio(cs, c), cs.maxRSS>>10)
-	fmt.Printf("| `sno-iso download --url --sha256` (sha256 while streaming, fsync, rename; %.2f GB/s) | %v | %.2f vs curl, %.2f vs curl + sync | %d MiB |\n",
+	fmt.Printf("| `sno-iso download --url --sha256` (sha256 while streaming, fsync, rename; "+
+		"%.2f GB/s) | %v | %.2f vs curl, %.2f vs curl + sync | %d MiB |\n",
 		gbps(s), s.wall.Round(time.Millisecond), ratio(s, c), ratio(s, cs), s.maxRSS>>10)
 	fmt.Printf("| `sno-iso download`, the same file again: a cache hit | %v | | %d MiB |\n", hit.wall.Round(time.Millisecond), hit.maxRSS>>10)
 }

@@ -50,7 +50,8 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 	ign := filepath.Join(node, "bootstrap-in-place-for-live-iso.ign")
 	snoYAML := filepath.Join(node, "sno.yaml")
 	execute("cp", config, ign)
-	if err := os.WriteFile(snoYAML, []byte("coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
+	if err := os.WriteFile(snoYAML, []byte("coreOSInstallation:\n  installationDisk: "+
+		"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
 		fatal(err)
 	}
 	prebuilt := filepath.Join(www, "sno.iso")
@@ -117,16 +118,21 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 	total := float64(fleetClients * st.Size())
 	gbps := func(r run) float64 { return total / r.wall.Seconds() / 1e9 }
 	p, l, rl, r := median(peerCase.runs), median(localCase.runs), median(relayCase.runs), median(remoteCase.runs)
-	fmt.Printf("| nginx (`sendfile on`, %d workers): %d concurrent downloads of the node's ISO prebuilt by `sno-iso build` (%.2f GB/s in all) | %v | 1.00 | |\n",
+	fmt.Printf("| nginx (`sendfile on`, %d workers): "+
+		"%d concurrent downloads of the node's ISO prebuilt by `sno-iso build` (%.2f GB/s in all) | %v | 1.00 | |\n",
 		runtime.NumCPU(), fleetClients, gbps(p), p.wall.Round(time.Millisecond))
 	fmt.Printf("| `sno-iso serve`, base ISO a local file: the same %d downloads (%.2f GB/s) | %v | %s vs nginx | %d MiB |\n",
 		fleetClients, gbps(l), l.wall.Round(time.Millisecond), ratioRange(localCase.ratios), peakRSS(local.Process.Pid)>>10)
-	fmt.Printf("| a TCP relay in front of the same nginx, its bytes spliced by the kernel, no HTTP: the floor of serving from an origin (%.2f GB/s) | %v | %s vs nginx | |\n",
+	fmt.Printf("| a TCP relay in front of the same nginx, its bytes spliced by the kernel, no HTTP: "+
+		"the floor of serving from an origin (%.2f GB/s) | %v | %s vs nginx | |\n",
 		gbps(rl), rl.wall.Round(time.Millisecond), ratioRange(relayCase.ratios))
-	fmt.Printf("| `sno-iso serve`, base ISO by URL from nginx: the same %d downloads (%.2f GB/s; %.3f ISO sizes read from the origin per download) | %v | %s vs nginx | %d MiB |\n",
-		fleetClients, gbps(r), perDownload/float64(st.Size()), r.wall.Round(time.Millisecond), ratioRange(remoteCase.ratios), peakRSS(remote.Process.Pid)>>10)
+	fmt.Printf("| `sno-iso serve`, base ISO by URL from nginx: the same %d downloads (%.2f GB/s; "+
+		"%.3f ISO sizes read from the origin per download) | %v | %s vs nginx | %d MiB |\n",
+		fleetClients, gbps(r), perDownload/float64(st.Size()), r.wall.Round(time.Millisecond),
+		ratioRange(remoteCase.ratios), peakRSS(remote.Process.Pid)>>10)
 	gib := total / (1 << 30)
-	fmt.Printf("\nCPU time per GiB delivered, medians of the rounds: nginx (the server, or the origin), the process between nginx and the clients, the clients, and all three.\n\n")
+	fmt.Printf("\nCPU time per GiB delivered, medians of the rounds: " +
+		"nginx (the server, or the origin), the process between nginx and the clients, the clients, and all three.\n\n")
 	fmt.Println("| case | nginx | between | clients | all |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, c := range []struct {
@@ -134,7 +140,8 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		c    *fleetCase
 	}{{"nginx", peerCase}, {"serve, local file", localCase}, {"TCP relay", relayCase}, {"serve, by URL", remoteCase}} {
 		m := medianSplit(c.c.cpu)
-		fmt.Printf("| %s | %v | %v | %v | %v |\n", c.name, perGiB(m.nginx, gib), perGiB(m.between, gib), perGiB(m.clients, gib), perGiB(m.all, gib))
+		fmt.Printf("| %s | %v | %v | %v | %v |\n",
+			c.name, perGiB(m.nginx, gib), perGiB(m.between, gib), perGiB(m.clients, gib), perGiB(m.all, gib))
 	}
 }
 

@@ -2,7 +2,7 @@
 
 // Command bench measures sno-iso against the physical limit, `cp` of the same file, in one
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
-// It prints a Markdown table for the README.
+// It prints Markdown tables for docs/performance.md.
 //
 //	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download|fleet]
 //
@@ -206,7 +206,8 @@ func main() {
 		minSt.Size()>>20, cm.wall.Round(time.Millisecond), cm.maxRSS>>10)
 	fmt.Printf("| `sno-iso minimal` from coreos/miniso.dat | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
 		mm.wall.Round(time.Millisecond), ratio(mm, cm), ratio(mm, c), mm.maxRSS>>10)
-	fmt.Printf("| `sno-iso minimal --rebuild` (go-diskfs, hybrid MBR/GPT recreated) | %v | %.2f vs that cp, %.3f vs cp of the ISO | %d MiB |\n",
+	fmt.Printf("| `sno-iso minimal --rebuild` (go-diskfs, hybrid MBR/GPT recreated) | %v | %.2f vs that cp, "+
+		"%.3f vs cp of the ISO | %d MiB |\n",
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
 	benchFleet(*sno, *iso, config, tmp, *rounds)

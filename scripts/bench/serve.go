@@ -36,7 +36,8 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 	if err := os.WriteFile(filepath.Join(node, "bootstrap-in-place-for-live-iso.ign"), raw, 0o644); err != nil {
 		fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(node, "sno.yaml"), []byte("coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(node, "sno.yaml"), []byte("coreOSInstallation:\n  installationDisk: "+
+		"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
 		fatal(err)
 	}
 	defer stopStarted()
@@ -65,7 +66,8 @@ func benchServe(sno, iso, config, tmp string, rounds int) {
 	latencies := rangeLatencies(url, size, 1000)
 	c, f, n := median(cp), median(toFile), median(toNull)
 	gbps := func(r run) float64 { return float64(size) / r.wall.Seconds() / 1e9 }
-	fmt.Printf("| `cp` of the ISO, timed alternately with the downloads below | %v | 1.00 | %d MiB |\n", c.wall.Round(time.Millisecond), c.maxRSS>>10)
+	fmt.Printf("| `cp` of the ISO, timed alternately with the downloads below | %v | 1.00 | %d MiB |\n",
+		c.wall.Round(time.Millisecond), c.maxRSS>>10)
 	fmt.Printf("| `sno-iso serve`: whole customized ISO over loopback HTTP to a file (%.2f GB/s) | %v | %.2f vs cp | %d MiB (server) |\n",
 		gbps(f), f.wall.Round(time.Millisecond), ratio(f, c), peakRSS(server.Process.Pid)>>10)
 	fmt.Printf("| `sno-iso serve`: the same download to /dev/null (%.2f GB/s; server CPU %v per GiB, sendfile) | %v | %.2f vs cp | |\n",

@@ -38,6 +38,9 @@ const (
 	// for a number, and 65532 is outside the ranges distributions give to real accounts.
 	nonRootUser = "65532:65532"
 	workDir     = "/work"
+	// cacheHome is XDG_CACHE_HOME in the image: the user has no home directory, and
+	// deploy/kubernetes mounts a writable volume on /tmp under a read-only root filesystem.
+	cacheHome = "/tmp/.cache"
 )
 
 // epoch is the time every file and the image claim, so that rebuilding changes no byte.
@@ -119,7 +122,7 @@ func image(platform v1.Platform, binary []byte, m metadata) (v1.Image, error) {
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config = v1.Config{
 		Entrypoint: []string{"sno-iso"},
-		Env:        []string{"PATH=/usr/bin"},
+		Env:        []string{"PATH=/usr/bin", "XDG_CACHE_HOME=" + cacheHome},
 		User:       nonRootUser,
 		WorkingDir: workDir,
 		Labels:     m.labels(),

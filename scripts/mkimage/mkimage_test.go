@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 const testVersion = "v0.0.0-image-test"
@@ -72,17 +74,10 @@ func writeTestImage(t *testing.T, bin string) string {
 	return archive
 }
 
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed (scripts/install-deps installs it)", name)
-	}
-}
-
 // TestImageConfig reads the archive with skopeo, as podman would: the platform, the
 // entrypoint, the non-root user, the working directory and the labels.
 func TestImageConfig(t *testing.T) {
-	needTool(t, "skopeo")
+	testenv.Tool(t, "skopeo", "skopeo")
 	archive := writeTestImage(t, staticBinary(t))
 	out, err := exec.Command("skopeo", "inspect", "--config", "oci-archive:"+archive).Output()
 	if err != nil {
@@ -124,12 +119,11 @@ func TestImageConfig(t *testing.T) {
 	}
 }
 
-// TestImageUnpacks unpacks the image with umoci into a runtime bundle, as a container
-// runtime would see it: the layer holds the very binary, which runs and names its version,
-// and the process is sno-iso as user 65532 in /work.
-func TestImageUnpacks(t *testing.T) {
-	needTool(t, "umoci")
-	bin := staticBinary(t)
+// unpackImage unpacks the image of bin with umoci into a runtime bundle, as a container
+// runtime would see it, and returns the bundle's directory.
+func unpackImage(t *testing.T, bin string) string {
+	t.Helper()
+	testenv.Tool(t, "umoci", "umoci")
 	archive := writeTestImage(t, bin)
 	layoutDir := filepath.Join(t.TempDir(), "layout")
 	if err := os.Mkdir(layoutDir, 0o755); err != nil {
@@ -146,6 +140,35 @@ func TestImageUnpacks(t *testing.T) {
 	if out, err := exec.Command("umoci", args...).CombinedOutput(); err != nil {
 		t.Fatalf("umoci %v: %v\n%s", args, err, out)
 	}
+	return bundle
+}
+
+// runtimeProcess is the process a runtime would start from the bundle's config.json.
+type runtimeProcess struct {
+	Args []string
+	Env  []string
+	Cwd  string
+	User struct{ UID, GID uint32 }
+}
+
+func readRuntimeProcess(t *testing.T, bundle string) runtimeProcess {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct{ Process runtimeProcess }
+	if err := json.Unmarshal(data, &spec); err != nil {
+		t.Fatal(err)
+	}
+	return spec.Process
+}
+
+// TestImageUnpacks: the layer holds the very binary, which runs and names its version, and
+// the process is sno-iso as user 65532 in /work.
+func TestImageUnpacks(t *testing.T) {
+	bin := staticBinary(t)
+	bundle := unpackImage(t, bin)
 
 	want, err := os.ReadFile(bin)
 	if err != nil {
@@ -164,21 +187,7 @@ func TestImageUnpacks(t *testing.T) {
 		t.Fatalf("/usr/bin/sno-iso --version: %q, %v", out, err)
 	}
 
-	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spec struct {
-		Process struct {
-			Args []string
-			Cwd  string
-			User struct{ UID, GID int }
-		}
-	}
-	if err := json.Unmarshal(data, &spec); err != nil {
-		t.Fatal(err)
-	}
-	p := spec.Process
+	p := readRuntimeProcess(t, bundle)
 	if !slices.Equal(p.Args, []string{"sno-iso"}) || p.Cwd != "/work" || p.User.UID != 65532 || p.User.GID != 65532 {
 		t.Errorf("the runtime would run %q in %s as %d:%d, want [sno-iso] in /work as 65532:65532", p.Args, p.Cwd, p.User.UID, p.User.GID)
 	}
@@ -214,10 +223,7 @@ func TestImageRefusesWrongBinaries(t *testing.T) {
 	}
 
 	// The system's ls is a dynamically linked program of this architecture.
-	dynamic, err := exec.LookPath("ls")
-	if err != nil {
-		t.Skip("no ls to try a dynamically linked program")
-	}
+	dynamic := testenv.Tool(t, "ls", "coreutils")
 	_, err = index([]string{"linux/" + runtime.GOARCH + "=" + dynamic}, metadata{version: testVersion})
 	if err == nil || !strings.Contains(err.Error(), "dynamically linked") {
 		t.Errorf("a dynamically linked binary: %v", err)

@@ -6,15 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // makeInstall runs make install into a staging directory, with the build and the docs kept
 // out of the checkout, and returns the staging directory.
 func makeInstall(t *testing.T, vars ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make is not installed")
-	}
+	testenv.Tool(t, "make", "make")
 	scratch := t.TempDir()
 	destDir := filepath.Join(scratch, "staging")
 	args := append([]string{"-C", "../..", "install", "DESTDIR=" + destDir, "PREFIX=/usr",

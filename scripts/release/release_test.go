@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // moduleCopy copies the module's files as they are in the working tree (tracked and new,
@@ -17,7 +19,7 @@ func moduleCopy(t *testing.T, moduleDir string) string {
 	t.Helper()
 	list, err := gitOutput(moduleDir, "ls-files", "--cached", "--others", "--exclude-standard")
 	if err != nil {
-		t.Skipf("the module is not a git checkout: %v", err)
+		testenv.Missing(t, "the module is not a git checkout: %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "elsewhere", "sno-iso")
 	for _, name := range strings.Split(list, "\n") {
@@ -47,9 +49,7 @@ func moduleCopy(t *testing.T, moduleDir string) string {
 // path: every file must have the same bytes, the checksums must verify with sha256sum, and
 // the binary must report the stamped version.
 func TestReleaseIsReproducible(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the whole program twice, once without a build cache")
-	}
+	testenv.Long(t, "compiles the whole program twice, once without a build cache")
 	moduleDir, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +91,10 @@ func TestReleaseIsReproducible(t *testing.T) {
 		}
 	}
 
-	if _, err := exec.LookPath("sha256sum"); err == nil {
-		check := exec.Command("sha256sum", "--check", "--strict", "SHA256SUMS")
-		check.Dir = dists[0]
-		if out, err := check.CombinedOutput(); err != nil {
-			t.Errorf("sha256sum --check: %v\n%s", err, out)
-		}
+	check := exec.Command(testenv.Tool(t, "sha256sum", "coreutils"), "--check", "--strict", "SHA256SUMS")
+	check.Dir = dists[0]
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("sha256sum --check: %v\n%s", err, out)
 	}
 	out, err := exec.Command(filepath.Join(dists[0], binary), "--version").Output()
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build linux || openbsd
 
-package serve
+package filestamp
 
 import (
 	"syscall"

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd
 
-package serve
+package filestamp
 
 import (
 	"io/fs"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// changeTime is the file's status change time (ctime): unlike the modification time, no
+// ChangeTime is the file's status change time (ctime): unlike the modification time, no
 // program can set it back, so a write whose mtime was restored afterwards (rsync --inplace
 // --times, touch -r) still shows.
-func changeTime(info fs.FileInfo) (time.Time, bool) {
+func ChangeTime(info fs.FileInfo) (time.Time, bool) {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
 		return time.Time{}, false

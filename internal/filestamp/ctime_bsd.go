@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package serve
+package filestamp
 
 import (
 	"syscall"

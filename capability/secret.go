@@ -1,4 +1,4 @@
-package serve
+package capability
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +19,13 @@ import (
 // SecretFileName is the secret's file in the nodes directory when no other is given. A dot
 // file is never listed as a node.
 const SecretFileName = ".sno-iso-secret"
+
+// SecretPath is where the secret of the nodes directory nodesDir is kept when no other file
+// is given: the one place `serve` creates it and `serve urls`, `serve rotate-secret` and
+// `bmc boot` read it.
+func SecretPath(nodesDir string) string {
+	return filepath.Join(nodesDir, SecretFileName)
+}
 
 // secretHeader is the first line of a secret file, naming its format.
 const secretHeader = "sno-iso-secret v1"
