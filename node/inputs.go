@@ -22,6 +22,10 @@ import (
 const (
 	DirIgnition = "bootstrap-in-place-for-live-iso.ign"
 	DirConfig   = "sno.yaml"
+	// DirNMState and DirAgentConfig are optional: the node's network as an NMState
+	// document, or as the agent-config.yaml of the agent-based installer.
+	DirNMState     = "nmstate.yaml"
+	DirAgentConfig = "agent-config.yaml"
 )
 
 // maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
@@ -51,13 +55,25 @@ type Inputs struct {
 }
 
 // DirInputs are the inputs of a node directory: dir/bootstrap-in-place-for-live-iso.ign and,
-// when it exists, dir/sno.yaml (paths in it are relative to it).
+// when they exist, dir/sno.yaml (paths in it are relative to it), dir/nmstate.yaml and
+// dir/agent-config.yaml (with one host).
 func DirInputs(dir string) Inputs {
 	in := Inputs{IgnitionPath: filepath.Join(dir, DirIgnition), ConfigPath: filepath.Join(dir, DirConfig)}
 	if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
 		in.ConfigPath = ""
 	}
+	if p := filepath.Join(dir, DirNMState); exists(p) {
+		in.NetworkNMState = []string{p}
+	}
+	if p := filepath.Join(dir, DirAgentConfig); exists(p) {
+		in.AgentConfigPath = p
+	}
 	return in
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
