@@ -164,8 +164,18 @@ func TestBuildNMStateInputs(t *testing.T) {
 					t.Errorf("embedded keyfile lacks %q:\n%s", w, got)
 				}
 			}
-			if info := inspectJSON(t, out); info.Installation == nil || info.Installation.Disk != c.disk {
+			info := inspectJSON(t, out)
+			if info.Installation == nil || info.Installation.Disk != c.disk {
 				t.Errorf("installation %+v, want disk %s", info.Installation, c.disk)
+			}
+			// inspect summarises the network carried, and says it reaches the installed system.
+			if n := info.Network; n == nil || !n.CopiedToInstalledSystem || len(n.Profiles) != 1 || n.Profiles[0].IPv4 == nil ||
+				len(n.Profiles[0].IPv4.Addresses) != 1 || len(n.Profiles[0].IPv4.Gateways) != 1 || len(n.Profiles[0].IPv4.DNS) != 1 {
+				t.Errorf("inspect's network: %+v", info.Network)
+			}
+			text := string(mustSno(t, nil, "inspect", out))
+			if !strings.Contains(text, "Network:       1 profile(s), copied to the installed system\n") || !strings.Contains(text, "ipv4 manual ") {
+				t.Errorf("inspect's text lacks the network:\n%s", text)
 			}
 		})
 	}
