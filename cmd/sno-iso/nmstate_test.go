@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
@@ -200,4 +201,26 @@ func TestBuildNMStateInputs(t *testing.T) {
 			t.Errorf("left %v", ents)
 		}
 	})
+}
+
+// pxe build takes the same NMState inputs as build: the keyfiles go into initrd.img.
+func TestPXEBuildNMState(t *testing.T) {
+	in := t.TempDir()
+	ign := bipConfig(t, in, 0)
+	agent := writeFile(t, filepath.Join(in, "agent-config.yaml"), agentConfig)
+	dir := t.TempDir()
+	mustSno(t, nil, "pxe", "build", "--iso", withInitramfs(t, stockLiveInitramfs(t)), "-o", dir, "--ignition", ign,
+		"--agent-config", agent, "--host", "master-0")
+	f, err := os.Open(filepath.Join(dir, "initrd.img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files, err := initrd.Read(f, initrd.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(files[initrd.NetworkDir+"/eno1.nmconnection"]); !strings.Contains(got, "mac-address=00:EF:44:21:E6:A5\n") {
+		t.Errorf("initrd.img's eno1.nmconnection:\n%s", got)
+	}
 }
