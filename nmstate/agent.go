@@ -1,10 +1,7 @@
 package nmstate
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -103,19 +100,12 @@ type AgentHost struct {
 // host when hostname is "".
 func ParseAgentConfig(file string, data []byte, hostname string) (*AgentHost, error) {
 	p := &parser{file: file}
-	if len(data) > MaxDocumentSize {
-		return nil, p.fail(nil, "", "", fmt.Sprintf("larger than the %d MiB an agent-config.yaml may be", MaxDocumentSize>>20))
-	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, p.fail(nil, "", "", "the file is empty: an AgentConfig needs hosts")
-		}
-		return nil, p.fail(nil, "", "", "not YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
+	root, err := p.decode(data, "the file is empty: an AgentConfig needs hosts")
+	if err != nil {
+		return nil, err
 	}
 	// The agent installer's keys; only hosts matters here, the others are the installer's.
-	fields, err := p.fields(root.Content[0], "", []string{"apiVersion", "kind", "metadata", "rendezvousIP", "hosts",
+	fields, err := p.fields(root, "", []string{"apiVersion", "kind", "metadata", "rendezvousIP", "hosts",
 		"additionalNTPSources", "bootArtifactsBaseURL", "minimalISO"}, nil)
 	if err != nil {
 		return nil, err

@@ -64,29 +64,39 @@ var (
 // key and value, and the document as a whole (Validate), before returning it.
 func Parse(file string, data []byte) (*Document, error) {
 	p := &parser{file: file}
-	if len(data) > MaxDocumentSize {
-		return nil, p.fail(nil, "", "", fmt.Sprintf("the document is %d bytes, larger than the %d MiB an NMState document may be", len(data), MaxDocumentSize>>20))
-	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, p.fail(nil, "", "", "the document is empty: give at least `interfaces:`")
-		}
-		return nil, p.fail(nil, "", "", "not YAML or JSON: "+strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	var second yaml.Node
-	if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
-		return nil, p.fail(&second, "", "", "more than one YAML document: give one NMState document per file")
+	root, err := p.decode(data, "the document is empty: give at least `interfaces:`")
+	if err != nil {
+		return nil, err
 	}
 	doc := &Document{File: file}
-	if err := p.document(root.Content[0], doc); err != nil {
+	if err := p.document(root, doc); err != nil {
 		return nil, err
 	}
 	if err := doc.Validate(); err != nil {
 		return nil, err
 	}
 	return doc, nil
+}
+
+// decode reads the one YAML (or JSON) document of a file of at most MaxDocumentSize bytes;
+// empty says what is missing when there is nothing.
+func (p *parser) decode(data []byte, empty string) (*yaml.Node, error) {
+	if len(data) > MaxDocumentSize {
+		return nil, p.fail(nil, "", "", fmt.Sprintf("the file is %d bytes, larger than the %d MiB it may be", len(data), MaxDocumentSize>>20))
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, p.fail(nil, "", "", empty)
+		}
+		return nil, p.fail(nil, "", "", "not YAML or JSON: "+strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
+		return nil, p.fail(&second, "", "", "more than one YAML document: give one per file")
+	}
+	return root.Content[0], nil
 }
 
 // ParseNode reads an NMState document that is a part of a larger YAML file, such as
@@ -745,113 +755,110 @@ func (p *parser) dns(f field, dns *DNS) error {
 	return nil
 }
 
-func (p *parser) routes(f field, doc *Document) error {
-	fields, err := p.fields(f.value, f.path, routesKeys, routesUnsupported)
+// configEntries calls each for every entry of a routes or route-rules section's config
+// list, with the entry's checked fields.
+func (p *parser) configEntries(f field, keys, unsupported []string, each func(item *yaml.Node, path string, fields []field) error) error {
+	sections, err := p.fields(f.value, f.path, routesKeys, routesUnsupported)
 	if err != nil {
 		return err
 	}
-	for _, g := range fields {
+	for _, g := range sections {
 		items, err := p.list(g)
 		if err != nil {
 			return err
 		}
 		for i, item := range items {
 			path := fmt.Sprintf("%s[%d]", g.path, i)
-			rf, err := p.fields(item, path, routeKeys, routeUnsupported)
+			fields, err := p.fields(item, path, keys, unsupported)
 			if err != nil {
 				return err
 			}
-			r := Route{Metric: -1, Line: item.Line}
-			for _, h := range rf {
-				switch h.key {
-				case "destination":
-					var v string
-					if v, err = p.str(h); err == nil {
-						if r.Destination, err = parsePrefix(v); err != nil {
-							return p.fail(h.value, h.path, v, err.Error())
-						}
-					}
-				case "next-hop-address":
-					var v string
-					if v, err = p.str(h); err == nil {
-						a, perr := netip.ParseAddr(v)
-						if perr != nil || a.Zone() != "" {
-							return p.fail(h.value, h.path, v, "is not an IP address")
-						}
-						r.NextHop = a.Unmap()
-					}
-				case "next-hop-interface":
-					r.Interface, err = p.str(h)
-				case "metric":
-					r.Metric, err = p.integer(h, 0, 1<<32-1)
-				case "table-id":
-					r.Table, err = p.integer(h, 0, 1<<32-1)
-				}
-				if err != nil {
-					return err
-				}
+			if err := each(item, path, fields); err != nil {
+				return err
 			}
-			if !r.Destination.IsValid() {
-				return p.fail(item, path+".destination", "", "a route needs a destination (0.0.0.0/0 or ::/0 for a default route)")
-			}
-			if r.NextHop.IsValid() && r.NextHop.Is6() != r.Destination.Addr().Is6() {
-				return p.fail(item, path+".next-hop-address", r.NextHop.String(), "is not of the destination's address family")
-			}
-			doc.Routes = append(doc.Routes, r)
 		}
 	}
 	return nil
 }
 
-func (p *parser) rules(f field, doc *Document) error {
-	fields, err := p.fields(f.value, f.path, routesKeys, routesUnsupported)
+// network reads a network such as 192.0.2.0/24.
+func (p *parser) network(f field) (netip.Prefix, error) {
+	v, err := p.str(f)
 	if err != nil {
-		return err
+		return netip.Prefix{}, err
 	}
-	for _, g := range fields {
-		items, err := p.list(g)
-		if err != nil {
-			return err
-		}
-		for i, item := range items {
-			path := fmt.Sprintf("%s[%d]", g.path, i)
-			rf, err := p.fields(item, path, ruleKeys, ruleUnsupported)
+	pr, err := parsePrefix(v)
+	if err != nil {
+		return netip.Prefix{}, p.fail(f.value, f.path, v, err.Error())
+	}
+	return pr, nil
+}
+
+func (p *parser) routes(f field, doc *Document) error {
+	return p.configEntries(f, routeKeys, routeUnsupported, func(item *yaml.Node, path string, fields []field) error {
+		r := Route{Metric: -1, Line: item.Line}
+		var err error
+		for _, h := range fields {
+			switch h.key {
+			case "destination":
+				r.Destination, err = p.network(h)
+			case "next-hop-address":
+				var v string
+				if v, err = p.str(h); err == nil {
+					a, perr := netip.ParseAddr(v)
+					if perr != nil || a.Zone() != "" {
+						return p.fail(h.value, h.path, v, "is not an IP address")
+					}
+					r.NextHop = a.Unmap()
+				}
+			case "next-hop-interface":
+				r.Interface, err = p.str(h)
+			case "metric":
+				r.Metric, err = p.integer(h, 0, 1<<32-1)
+			case "table-id":
+				r.Table, err = p.integer(h, 0, 1<<32-1)
+			}
 			if err != nil {
 				return err
 			}
-			r := RouteRule{Priority: -1, Line: item.Line}
-			for _, h := range rf {
-				switch h.key {
-				case "ip-from", "ip-to":
-					var v string
-					var pr netip.Prefix
-					if v, err = p.str(h); err == nil {
-						if pr, err = parsePrefix(v); err != nil {
-							return p.fail(h.value, h.path, v, err.Error())
-						}
-					}
-					if h.key == "ip-from" {
-						r.From = pr
-					} else {
-						r.To = pr
-					}
-				case "priority":
-					r.Priority, err = p.integer(h, 0, 1<<32-1)
-				case "route-table":
-					r.Table, err = p.integer(h, 1, 1<<32-1)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			if !r.From.IsValid() && !r.To.IsValid() {
-				return p.fail(item, path, "", "a route rule needs ip-from or ip-to")
-			}
-			if r.From.IsValid() && r.To.IsValid() && r.From.Addr().Is6() != r.To.Addr().Is6() {
-				return p.fail(item, path+".ip-to", r.To.String(), "is not of ip-from's address family")
-			}
-			doc.Rules = append(doc.Rules, r)
 		}
-	}
-	return nil
+		if !r.Destination.IsValid() {
+			return p.fail(item, path+".destination", "", "a route needs a destination (0.0.0.0/0 or ::/0 for a default route)")
+		}
+		if r.NextHop.IsValid() && r.NextHop.Is6() != r.Destination.Addr().Is6() {
+			return p.fail(item, path+".next-hop-address", r.NextHop.String(), "is not of the destination's address family")
+		}
+		doc.Routes = append(doc.Routes, r)
+		return nil
+	})
+}
+
+func (p *parser) rules(f field, doc *Document) error {
+	return p.configEntries(f, ruleKeys, ruleUnsupported, func(item *yaml.Node, path string, fields []field) error {
+		r := RouteRule{Priority: -1, Line: item.Line}
+		var err error
+		for _, h := range fields {
+			switch h.key {
+			case "ip-from":
+				r.From, err = p.network(h)
+			case "ip-to":
+				r.To, err = p.network(h)
+			case "priority":
+				r.Priority, err = p.integer(h, 0, 1<<32-1)
+			case "route-table":
+				r.Table, err = p.integer(h, 1, 1<<32-1)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !r.From.IsValid() && !r.To.IsValid() {
+			return p.fail(item, path, "", "a route rule needs ip-from or ip-to")
+		}
+		if r.From.IsValid() && r.To.IsValid() && r.From.Addr().Is6() != r.To.Addr().Is6() {
+			return p.fail(item, path+".ip-to", r.To.String(), "is not of ip-from's address family")
+		}
+		doc.Rules = append(doc.Rules, r)
+		return nil
+	})
 }

@@ -118,14 +118,8 @@ func prepareNMStateForBoot() (map[string][]byte, []byte) {
 }
 
 func nmstateBuildImage(t *testing.T, pristine, dir string) string {
-	ign := filepath.Join(dir, "bootstrap-in-place-for-live-iso.ign")
-	if err := os.WriteFile(ign, bipBootInput, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	doc := writeFile(t, filepath.Join(dir, "nmstate.yaml"), nmstateBootDoc)
-	out := filepath.Join(dir, "sno.iso")
-	mustSno(t, nil, "build", "--iso", pristine, "--ignition", ign, "--installation-disk", bipBootDisk, "--network-nmstate", doc, "-o", out)
-	return out
+	return bipBuild(t, pristine, dir, "--installation-disk", bipBootDisk, "--network-nmstate", doc)
 }
 
 // bipBootDisk is where the booted node would install itself.
@@ -151,13 +145,18 @@ func prepareBIPForBoot() (input, prepared []byte) {
 }
 
 func bipBuildImage(t *testing.T, pristine, dir string) string {
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+bipBootDisk+"\n")
+	return bipBuild(t, pristine, dir, "--config", cfg)
+}
+
+// bipBuild runs `sno-iso build` on bipBootInput with more options.
+func bipBuild(t *testing.T, pristine, dir string, options ...string) string {
 	ign := filepath.Join(dir, "bootstrap-in-place-for-live-iso.ign")
 	if err := os.WriteFile(ign, bipBootInput, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+bipBootDisk+"\n")
 	out := filepath.Join(dir, "sno.iso")
-	mustSno(t, nil, "build", "--iso", pristine, "--ignition", ign, "--config", cfg, "-o", out)
+	mustSno(t, nil, append([]string{"build", "--iso", pristine, "--ignition", ign, "-o", out}, options...)...)
 	return out
 }
 

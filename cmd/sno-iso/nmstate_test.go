@@ -211,15 +211,7 @@ func TestPXEBuildNMState(t *testing.T) {
 	dir := t.TempDir()
 	mustSno(t, nil, "pxe", "build", "--iso", withInitramfs(t, stockLiveInitramfs(t)), "-o", dir, "--ignition", ign,
 		"--agent-config", agent, "--host", "master-0")
-	f, err := os.Open(filepath.Join(dir, "initrd.img"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files, err := initrd.Read(f, initrd.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := readPXEInitrd(t, dir)
 	if got := string(files[initrd.NetworkDir+"/eno1.nmconnection"]); !strings.Contains(got, "mac-address=00:EF:44:21:E6:A5\n") {
 		t.Errorf("initrd.img's eno1.nmconnection:\n%s", got)
 	}
