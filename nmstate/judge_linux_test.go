@@ -1,220 +1,398 @@
 package nmstate
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/sno-iso/sno-iso/internal/testenv"
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 )
 
-// judge is NetworkManager 1.42 (Debian's) running as root in a network namespace of its own,
-// on a private system bus, reading the keyfiles under test; veth pairs stand in for NICs.
-// Its mount namespace is private too: sysfs for the namespace, a tmpfs /run holding the
-// udev markers, a tmpfs /var/lib/NetworkManager, so the host is untouched.
-type judge struct {
-	t      *testing.T
-	ns     string
-	dir    string
-	busEnv string
-}
-
-var judgeCount atomic.Int32
-
-// waitBound bounds every wait on NetworkManager: a hung daemon fails the test rather than
-// blocking it; it is not a timed assertion.
-const waitBound = 90 * time.Second
-
-func startJudge(t *testing.T, nics []string, keyfiles []Keyfile) *judge {
-	t.Helper()
-	testenv.Root(t, "NetworkManager runs in a network namespace of its own")
-	nm := testenv.Tool(t, "NetworkManager", "network-manager")
-	testenv.Tool(t, "nmcli", "network-manager")
-	dbusDaemon := testenv.Tool(t, "dbus-daemon", "dbus")
-	testenv.Tool(t, "ip", "iproute2")
-	testenv.Tool(t, "unshare", "util-linux")
-	testenv.Tool(t, "nsenter", "util-linux")
-	// dbus-daemon's socket path must fit sun_path: a short directory of our own.
-	dir, err := os.MkdirTemp("", "snonm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	j := &judge{t: t, ns: fmt.Sprintf("snonm%d-%d", os.Getpid(), judgeCount.Add(1)), dir: dir}
-	kdir := filepath.Join(dir, "keyfiles")
-	for _, d := range []string{kdir, filepath.Join(dir, "conf.d")} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, k := range keyfiles {
-		if err := os.WriteFile(filepath.Join(kdir, k.Name), k.Data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	j.run("ip", "netns", "add", j.ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "delete", j.ns).Run() })
-	j.run("ip", "-n", j.ns, "link", "set", "lo", "up")
-	for i, nic := range nics {
-		peer := fmt.Sprintf("snopeer%d", i)
-		j.run("ip", "-n", j.ns, "link", "add", nic, "type", "veth", "peer", "name", peer)
-		j.run("ip", "-n", j.ns, "link", "set", peer, "up")
-	}
-
-	// A copy of the system bus's configuration on a socket of our own.
-	sysConf, err := os.ReadFile("/usr/share/dbus-1/system.conf")
-	if err != nil {
-		testenv.Missing(t, "no /usr/share/dbus-1/system.conf (Debian package dbus): %v", err)
-	}
-	socket := filepath.Join(dir, "bus")
-	var conf []string
-	for _, line := range strings.Split(string(sysConf), "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(trimmed, "<user>"), strings.HasPrefix(trimmed, "<pidfile>"):
-			continue
-		case strings.HasPrefix(trimmed, "<listen>"):
-			line = "<listen>unix:path=" + socket + "</listen>"
-		case trimmed == "<includedir>system.d</includedir>":
-			line = "<includedir>/usr/share/dbus-1/system.d</includedir>"
-		}
-		conf = append(conf, line)
-	}
-	busConf := filepath.Join(dir, "bus.conf")
-	if err := os.WriteFile(busConf, []byte(strings.Join(conf, "\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(dbusDaemon, "--config-file="+busConf, "--fork", "--print-pid").Output()
-	if err != nil {
-		t.Fatalf("dbus-daemon: %v", err)
-	}
-	var busPid int
-	if _, err := fmt.Sscan(string(out), &busPid); err != nil {
-		t.Fatalf("dbus-daemon printed %q, not its pid", out)
-	}
-	t.Cleanup(func() { stopPid(busPid) })
-	j.busEnv = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=" + socket
-
-	nmConf := filepath.Join(dir, "NetworkManager.conf")
-	if err := os.WriteFile(nmConf, []byte("[main]\nplugins=keyfile\ndns=none\nrc-manager=unmanaged\nhostname-mode=none\n"+
-		"no-auto-default=*\n\n[keyfile]\npath="+kdir+"\n\n[logging]\nlevel=INFO\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Inside the private mount namespace: sysfs of the network namespace, and udev's
-	// "initialised" marker for each device, which NetworkManager waits for.
-	script := `set -e
-mount --make-rprivate /
-mount -t sysfs sysfs /sys
-mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /var/lib/NetworkManager
-mkdir -p /run/udev/data
-for d in /sys/class/net/*; do echo I:1 > /run/udev/data/n$(cat "$d/ifindex"); done
-exec "$0" --no-daemon --config="$1" --config-dir="$2" --intern-config="$3" --state-file="$4"
-`
-	logPath := filepath.Join(dir, "nm.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("unshare", "--mount", "nsenter", "--net=/run/netns/"+j.ns, "sh", "-c", script, nm,
-		nmConf, filepath.Join(dir, "conf.d"), filepath.Join(dir, "intern.conf"), filepath.Join(dir, "state"))
-	cmd.Env = append(os.Environ(), j.busEnv)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); logFile.Close(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			log, _ := os.ReadFile(logPath)
-			t.Logf("NetworkManager's log:\n%s", log)
-		}
-	})
-	// NetworkManager is ready when it has read every keyfile.
-	j.await(fmt.Sprintf("NetworkManager to load %d profiles", len(keyfiles)), func() (bool, string) {
-		select {
-		case <-done:
-			t.Fatalf("NetworkManager exited; see its log")
-		default:
-		}
-		out, err := j.nmcli("-t", "-f", "NAME", "connection", "show")
-		return err == nil && len(strings.Fields(out)) >= len(keyfiles), out
-	})
-	return j
-}
-
-func stopPid(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		p.Signal(syscall.SIGTERM)
-	}
-}
-
-func (j *judge) run(name string, args ...string) string {
-	j.t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		j.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (j *judge) nmcli(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "nmcli", args...)
-	cmd.Env = append(os.Environ(), j.busEnv)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("nmcli %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-// settings returns NetworkManager's reading of a profile's settings, one field at a time (a
-// setting the profile lacks is an error, not a shifted line), without nmcli's escapes.
-func (j *judge) settings(id string, fields ...string) map[string]string {
-	j.t.Helper()
-	m := map[string]string{}
-	for _, f := range fields {
-		out, err := j.nmcli("-g", f, "connection", "show", id)
+// TestNetworkManagerJudge hands the keyfiles of each document to NetworkManager and checks
+// its reading of every profile against the document, and, for what this kernel can build
+// (ethernet on veth, bridges), the addresses, routes, rules, MTUs and bridge ports it set.
+// Bonds and VLANs (no bonding or 8021q module here) are judged by NetworkManager's reading.
+func TestNetworkManagerJudge(t *testing.T) {
+	docs := map[string][]byte{}
+	paths, _ := filepath.Glob("testdata/judge/*.yaml")
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
 		if err != nil {
-			j.t.Errorf("%s has no %s: %v", id, f, err)
-			continue
+			t.Fatal(err)
 		}
-		m[f] = strings.NewReplacer(`\\`, `\`, `\:`, ":").Replace(strings.TrimSuffix(out, "\n"))
+		docs[filepath.Base(p)] = data
 	}
-	return m
+	for _, name := range []string{"installer-test-nmstate-json.json", "installer-test-nmstate-yaml.yaml"} {
+		docs[name] = fixtures.Bytes(t, filepath.Join("customize", name))
+	}
+	if len(docs) < 7 {
+		t.Fatalf("only %d documents", len(docs))
+	}
+	for name, data := range docs {
+		t.Run(name, func(t *testing.T) {
+			doc, err := Parse(name, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keyfiles := doc.Keyfiles()
+			var nics []string
+			for _, iface := range doc.Interfaces {
+				if iface.Type == TypeEthernet && !iface.MatchMAC && iface.State != StateAbsent {
+					nics = append(nics, iface.Name)
+				}
+			}
+			j := startJudge(t, nics, keyfiles)
+			for _, iface := range doc.Interfaces {
+				if iface.State == StateAbsent {
+					if _, err := j.nmcli("-g", "connection.id", "connection", "show", iface.Name); err == nil {
+						t.Errorf("%s is absent but NetworkManager has a profile for it", iface.Name)
+					}
+					continue
+				}
+				j.checkProfile(doc, iface)
+			}
+			j.checkKernel(doc)
+		})
+	}
 }
 
-// await polls cond until it holds, failing the test past waitBound.
-// cond says what it saw when it does not hold.
-func (j *judge) await(what string, cond func() (bool, string)) {
-	j.t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for {
-		ok, saw := cond()
-		if ok {
-			return
+// checkProfile compares NetworkManager's reading of an interface's profile with the document.
+func (j *judge) checkProfile(doc *Document, iface *Interface) {
+	t := j.t
+	t.Helper()
+	want := map[string]string{
+		"connection.type":           map[string]string{TypeEthernet: "802-3-ethernet", TypeBond: "bond", TypeVLAN: "vlan", TypeBridge: "bridge"}[iface.Type],
+		"connection.interface-name": iface.Name,
+		"connection.autoconnect":    yesNo(iface.State == StateUp),
+		"connection.master":         iface.Controller,
+	}
+	if iface.Type == TypeEthernet || iface.MTU > 0 || iface.MAC != "" {
+		want["802-3-ethernet.mtu"] = "auto"
+		want["802-3-ethernet.mac-address"] = ""
+		want["802-3-ethernet.cloned-mac-address"] = ""
+	}
+	if iface.MatchMAC {
+		want["connection.interface-name"] = ""
+		want["802-3-ethernet.mac-address"] = iface.MAC
+	} else if iface.MAC != "" {
+		want["802-3-ethernet.cloned-mac-address"] = iface.MAC
+	}
+	if iface.MTU > 0 {
+		want["802-3-ethernet.mtu"] = strconv.Itoa(iface.MTU)
+	}
+	if iface.Controller != "" {
+		want["connection.slave-type"] = map[string]string{TypeBond: "bond", TypeBridge: "bridge"}[doc.Find(iface.Controller).Type]
+	} else {
+		for _, v6 := range []bool{false, true} {
+			f := family(v6)
+			ip := iface.ip(v6)
+			want[f+".method"] = wantMethod(doc, iface, v6)
+			var addrs, servers, routes []string
+			if ip != nil && ip.Enabled {
+				for _, a := range ip.Addresses {
+					addrs = append(addrs, a.String())
+				}
+				for _, flag := range []struct {
+					field string
+					v     *bool
+				}{{"ignore-auto-dns", ip.AutoDNS}, {"never-default", ip.AutoGateway}, {"ignore-auto-routes", ip.AutoRoutes}} {
+					want[f+"."+flag.field] = yesNo(flag.v != nil && !*flag.v)
+				}
+			}
+			for _, r := range doc.Routes {
+				if r.Interface == iface.Name && r.Destination.Addr().Is6() == v6 {
+					routes = append(routes, nmcliRoute(r))
+				}
+			}
+			want[f+".addresses"] = strings.Join(addrs, ", ")
+			want[f+".routes"] = strings.Join(routes, ", ")
+			for _, a := range doc.DNS.Servers {
+				if a.Is6() == v6 {
+					servers = append(servers, a.String())
+				}
+			}
+			if len(servers) > 0 && firstDNSCarrier(doc, v6) == iface.Name {
+				want[f+".dns"] = strings.Join(servers, ",")
+			} else {
+				want[f+".dns"] = ""
+			}
 		}
-		if time.Now().After(deadline) {
-			j.t.Fatalf("gave up waiting for %s; last saw: %s", what, saw)
+	}
+	switch {
+	case iface.Bond != nil:
+		opts := []string{"mode=" + iface.Bond.Mode}
+		for _, o := range iface.Bond.Options {
+			opts = append(opts, o.Name+"="+o.Value)
 		}
-		time.Sleep(200 * time.Millisecond)
+		want["bond.options"] = strings.Join(opts, ",")
+	case iface.VLAN != nil:
+		want["vlan.id"] = strconv.Itoa(iface.VLAN.ID)
+		want["vlan.parent"] = iface.VLAN.Base
+	case iface.Bridge != nil:
+		for _, o := range iface.Bridge.Options {
+			if o.Name == "stp" {
+				want["bridge.stp"] = yesNo(o.Value == "true")
+			}
+		}
+	}
+	var fields []string
+	for f := range want {
+		fields = append(fields, f)
+	}
+	slices.Sort(fields)
+	got := j.settings(iface.Name, fields...)
+	for _, f := range fields {
+		if f == "bond.options" {
+			// NetworkManager lists the options sorted, mode first.
+			if sortedOptions(got[f]) != sortedOptions(want[f]) {
+				t.Errorf("%s: %s = %q, want %q", iface.Name, f, got[f], want[f])
+			}
+			continue
+		}
+		if got[f] != want[f] {
+			t.Errorf("%s: %s = %q, want %q", iface.Name, f, got[f], want[f])
+		}
+	}
+}
+
+func sortedOptions(s string) string {
+	parts := strings.Split(s, ",")
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// wantMethod is nmstate's choice of method, from the document.
+func wantMethod(doc *Document, iface *Interface, v6 bool) string {
+	ip := iface.ip(v6)
+	if ip == nil || !ip.Enabled {
+		return "disabled"
+	}
+	hasRoutes := slices.ContainsFunc(doc.Routes, func(r Route) bool { return r.Interface == iface.Name && r.Destination.Addr().Is6() == v6 })
+	switch {
+	case v6 && ip.DHCP && ip.Autoconf:
+		return "auto"
+	case v6 && ip.DHCP:
+		return "dhcp"
+	case ip.DHCP:
+		return "auto"
+	case len(ip.Addresses) > 0 || hasRoutes:
+		return "manual"
+	case v6:
+		return "link-local"
+	}
+	return "disabled"
+}
+
+func firstDNSCarrier(doc *Document, v6 bool) string {
+	for _, r := range doc.Routes {
+		if r.Destination.Bits() == 0 && r.Destination.Addr().Is6() == v6 {
+			return r.Interface
+		}
+	}
+	for _, iface := range doc.Interfaces {
+		if ip := iface.ip(v6); ip != nil && ip.Enabled && iface.State != StateAbsent {
+			return iface.Name
+		}
+	}
+	return ""
+}
+
+// nmcliRoute is a route as nmcli shows it.
+func nmcliRoute(r Route) string {
+	s := r.Destination.String()
+	if r.NextHop.IsValid() {
+		s += " " + r.NextHop.String()
+	}
+	if r.Metric >= 0 {
+		s += " " + strconv.Itoa(r.Metric)
+	}
+	if r.Table != 0 {
+		s += fmt.Sprintf(" table=%d", r.Table)
+	}
+	return s
+}
+
+// activatable reports whether this kernel can bring the interface up: an ethernet veth
+// named as the document names it, or a bridge of such.
+func activatable(doc *Document, iface *Interface) bool {
+	if iface.State != StateUp || iface.MatchMAC {
+		return false
+	}
+	switch iface.Type {
+	case TypeEthernet:
+		return iface.Controller == "" || doc.Find(iface.Controller).Type == TypeBridge
+	case TypeBridge:
+		return true
+	}
+	return false
+}
+
+type ipAddr struct {
+	IfName   string `json:"ifname"`
+	MTU      int    `json:"mtu"`
+	Master   string `json:"master"`
+	Address  string `json:"address"`
+	AddrInfo []struct {
+		Local     string `json:"local"`
+		PrefixLen int    `json:"prefixlen"`
+		Scope     string `json:"scope"`
+	} `json:"addr_info"`
+}
+
+// checkKernel waits for the static addresses of every activatable interface, then compares
+// the kernel's links, addresses, routes and rules with the document.
+func (j *judge) checkKernel(doc *Document) {
+	t := j.t
+	t.Helper()
+	links := func() map[string]ipAddr {
+		var list []ipAddr
+		if err := json.Unmarshal([]byte(j.run("ip", "-n", j.ns, "-j", "addr", "show")), &list); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]ipAddr{}
+		for _, l := range list {
+			m[l.IfName] = l
+		}
+		return m
+	}
+	globals := func(l ipAddr) []string {
+		var out []string
+		for _, a := range l.AddrInfo {
+			if a.Scope == "global" {
+				out = append(out, fmt.Sprintf("%s/%d", a.Local, a.PrefixLen))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := map[string][]string{}
+	for _, iface := range doc.Interfaces {
+		if !activatable(doc, iface) || iface.Controller != "" {
+			continue
+		}
+		var addrs []string
+		for _, ip := range []*IP{iface.IPv4, iface.IPv6} {
+			if ip != nil && ip.Enabled {
+				for _, a := range ip.Addresses {
+					addrs = append(addrs, a.String())
+				}
+			}
+		}
+		slices.Sort(addrs)
+		want[iface.Name] = addrs
+	}
+	j.await("the static addresses", func() (bool, string) {
+		l := links()
+		for name, addrs := range want {
+			if got := globals(l[name]); !slices.Equal(got, addrs) {
+				return false, fmt.Sprintf("%s has %v, want %v", name, got, addrs)
+			}
+		}
+		return true, ""
+	})
+	l := links()
+	for _, iface := range doc.Interfaces {
+		if iface.State == StateAbsent {
+			continue
+		}
+		got, ok := l[iface.Name]
+		if !activatable(doc, iface) {
+			// A profile that is down, or that this kernel cannot build, leaves its
+			// interface without addresses.
+			if ok && len(globals(got)) > 0 {
+				t.Errorf("%s: addresses %v, want none", iface.Name, globals(got))
+			}
+			continue
+		}
+		if iface.MTU > 0 && got.MTU != iface.MTU {
+			t.Errorf("%s: MTU %d, want %d", iface.Name, got.MTU, iface.MTU)
+		}
+		if iface.MAC != "" && !strings.EqualFold(got.Address, iface.MAC) {
+			t.Errorf("%s: MAC %s, want %s", iface.Name, got.Address, iface.MAC)
+		}
+		if iface.Controller != "" && got.Master != iface.Controller {
+			t.Errorf("%s: master %q, want %q", iface.Name, got.Master, iface.Controller)
+		}
+	}
+	j.checkRoutes(doc)
+	j.checkRules(doc)
+}
+
+func (j *judge) checkRoutes(doc *Document) {
+	type route struct {
+		Dst     string `json:"dst"`
+		Gateway string `json:"gateway"`
+		Dev     string `json:"dev"`
+		Metric  int    `json:"metric"`
+	}
+	for _, r := range doc.Routes {
+		iface := doc.Find(r.Interface)
+		if !activatable(doc, iface) {
+			continue
+		}
+		table := r.Table
+		if table == 0 {
+			table = 254
+		}
+		fam := "-4"
+		if r.Destination.Addr().Is6() {
+			fam = "-6"
+		}
+		var routes []route
+		if err := json.Unmarshal([]byte(j.run("ip", "-n", j.ns, "-j", fam, "route", "show", "table", strconv.Itoa(table))), &routes); err != nil {
+			j.t.Fatal(err)
+		}
+		dst := r.Destination.String()
+		if r.Destination.Bits() == 0 {
+			dst = "default"
+		}
+		found := slices.ContainsFunc(routes, func(k route) bool {
+			return k.Dst == dst && k.Dev == r.Interface && (!r.NextHop.IsValid() || k.Gateway == r.NextHop.String()) &&
+				(r.Metric < 0 || k.Metric == r.Metric)
+		})
+		if !found {
+			j.t.Errorf("route %s via %s dev %s metric %d table %d not in the kernel's table: %+v", dst, r.NextHop, r.Interface, r.Metric, table, routes)
+		}
+	}
+}
+
+func (j *judge) checkRules(doc *Document) {
+	type rule struct {
+		Priority int    `json:"priority"`
+		Src      string `json:"src"`
+		SrcLen   int    `json:"srclen"`
+		Dst      string `json:"dst"`
+		DstLen   int    `json:"dstlen"`
+		Table    string `json:"table"`
+	}
+	for _, r := range doc.Rules {
+		fam := "-4"
+		if r.IPv6() {
+			fam = "-6"
+		}
+		var rules []rule
+		if err := json.Unmarshal([]byte(j.run("ip", "-n", j.ns, "-j", fam, "rule", "show")), &rules); err != nil {
+			j.t.Fatal(err)
+		}
+		found := slices.ContainsFunc(rules, func(k rule) bool {
+			return k.Priority == r.Priority && k.Table == strconv.Itoa(r.Table) &&
+				(!r.From.IsValid() || fmt.Sprintf("%s/%d", k.Src, k.SrcLen) == r.From.String()) &&
+				(!r.To.IsValid() || fmt.Sprintf("%s/%d", k.Dst, k.DstLen) == r.To.String())
+		})
+		if !found {
+			j.t.Errorf("rule priority %d from %v to %v table %d not in the kernel: %+v", r.Priority, r.From, r.To, r.Table, rules)
+		}
 	}
 }
