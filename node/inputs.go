@@ -95,6 +95,8 @@ type Sources struct {
 	// Keyfiles are payload members at initrd.NetworkDir/<name>: the keyfiles given, and
 	// those of the NMState documents.
 	Keyfiles initrd.Files
+	// AgentWarnings are about agent-config.yaml settings that are not applied.
+	AgentWarnings []Warning
 	// Network are the NMState documents the keyfiles were made from.
 	Network        []*nmstate.Document
 	Customizations []*coreos.Customization
@@ -315,7 +317,18 @@ func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
 	if err != nil {
 		return nil, err
 	}
+	warn := func(format string, args ...any) {
+		src.AgentWarnings = append(src.AgentWarnings, Warning{Kind: AgentConfigWarning, Source: in.AgentConfigPath,
+			Text: fmt.Sprintf("host %s: ", host.Hostname) + fmt.Sprintf(format, args...)})
+	}
+	if host.Hostname != "" {
+		warn("the hostname is not applied by sno-iso: the node takes its name from DHCP or reverse DNS; " +
+			"to fix it, give a customization that writes /etc/hostname")
+	}
 	if src.Installation.Disk != "" {
+		if host.DeviceName != "" && host.DeviceName != src.Installation.Disk || len(host.OtherHints) > 0 {
+			warn("rootDeviceHints are not used: the installation disk is %s", src.Installation.Disk)
+		}
 		return host, nil
 	}
 	if len(host.OtherHints) > 0 {

@@ -143,19 +143,26 @@ func TestBuildNMStateInputs(t *testing.T) {
 	snoYAML := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\n"+
 		"interfaces:\n  - {name: eno1, macAddress: '52:54:00:00:00:01'}\nnetworkConfig:\n"+indented)
 	for _, c := range []struct {
-		name string
-		args []string
-		want []string
-		disk string
+		name    string
+		args    []string
+		want    []string
+		disk    string
+		warning string
 	}{
-		{"--network-nmstate", []string{"--installation-disk", "/dev/vda", "--network-nmstate", doc}, []string{"interface-name=eno1\n", "address1=192.0.2.10/24\n"}, "/dev/vda"},
-		{"sno.yaml networkConfig", []string{"--config", snoYAML}, []string{"mac-address=52:54:00:00:00:01\n", "address1=192.0.2.10/24\n"}, "/dev/vda"},
+		{"--network-nmstate", []string{"--installation-disk", "/dev/vda", "--network-nmstate", doc}, []string{"interface-name=eno1\n", "address1=192.0.2.10/24\n"}, "/dev/vda", ""},
+		{"sno.yaml networkConfig", []string{"--config", snoYAML}, []string{"mac-address=52:54:00:00:00:01\n", "address1=192.0.2.10/24\n"}, "/dev/vda", ""},
 		{"agent-config", []string{"--agent-config", agent, "--host", "master-0"}, []string{"mac-address=00:EF:44:21:E6:A5\n", "route1_options=table=254\n"},
-			"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"},
+			"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", "agent-config.yaml: host master-0: the hostname is not applied by sno-iso"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "sno.iso")
-			mustSno(t, nil, append([]string{"build", "--iso", iso, "--ignition", ign, "-o", out}, c.args...)...)
+			r := sno(t, nil, append([]string{"build", "--iso", iso, "--ignition", ign, "-o", out}, c.args...)...)
+			if r.code != 0 {
+				t.Fatalf("build failed: %s", r.stderr)
+			}
+			if c.warning != "" && !strings.Contains(string(r.stderr), c.warning) {
+				t.Errorf("stderr %q lacks the warning %q", r.stderr, c.warning)
+			}
 			got := string(mustSno(t, nil, "network", "extract", out))
 			if !strings.HasPrefix(got, "########## eno1.nmconnection ##########\n[connection]\n") {
 				t.Fatalf("embedded keyfiles:\n%s", got)
