@@ -36,17 +36,33 @@ func TestNetworkManagerJudge(t *testing.T) {
 	for name, data := range docs {
 		t.Run(name, func(t *testing.T) {
 			doc, err := Parse(name, data)
+			if IsAgentConfig(data) {
+				var host *AgentHost
+				if host, err = ParseAgentConfig(name, data, ""); err == nil {
+					doc = host.Network
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			keyfiles := doc.Keyfiles()
-			var nics []string
-			for _, iface := range doc.Interfaces {
-				if iface.Type == TypeEthernet && !iface.MatchMAC && iface.State != StateAbsent {
-					nics = append(nics, iface.Name)
+			// A NIC that a profile matches by MAC gets another kernel name: the profile must
+			// find it by its MAC alone.
+			var nics []nic
+			kernelNames := map[string]string{}
+			for i, iface := range doc.Interfaces {
+				if iface.Type != TypeEthernet || iface.State == StateAbsent {
+					continue
 				}
+				n := nic{name: iface.Name}
+				if iface.MatchMAC {
+					n = nic{name: fmt.Sprintf("macnic%d", i), mac: iface.MAC}
+				}
+				nics = append(nics, n)
+				kernelNames[iface.Name] = n.name
 			}
 			j := startJudge(t, nics, keyfiles)
+			j.kernelNames = kernelNames
 			for _, iface := range doc.Interfaces {
 				if iface.State == StateAbsent {
 					if _, err := j.nmcli("-g", "connection.id", "connection", "show", iface.Name); err == nil {
@@ -224,10 +240,10 @@ func nmcliRoute(r Route) string {
 	return s
 }
 
-// activatable reports whether this kernel can bring the interface up: an ethernet veth
-// named as the document names it, or a bridge of such.
+// activatable reports whether this kernel can bring the interface up: an ethernet veth, or
+// a bridge of such.
 func activatable(doc *Document, iface *Interface) bool {
-	if iface.State != StateUp || iface.MatchMAC {
+	if iface.State != StateUp {
 		return false
 	}
 	switch iface.Type {
@@ -291,7 +307,7 @@ func (j *judge) checkKernel(doc *Document) {
 			}
 		}
 		slices.Sort(addrs)
-		want[iface.Name] = addrs
+		want[j.kernelName(iface.Name)] = addrs
 	}
 	j.await("the static addresses", func() (bool, string) {
 		l := links()
@@ -307,7 +323,7 @@ func (j *judge) checkKernel(doc *Document) {
 		if iface.State == StateAbsent {
 			continue
 		}
-		got, ok := l[iface.Name]
+		got, ok := l[j.kernelName(iface.Name)]
 		if !activatable(doc, iface) {
 			// A profile that is down, or that this kernel cannot build, leaves its
 			// interface without addresses.
@@ -359,7 +375,7 @@ func (j *judge) checkRoutes(doc *Document) {
 			dst = "default"
 		}
 		found := slices.ContainsFunc(routes, func(k route) bool {
-			return k.Dst == dst && k.Dev == r.Interface && (!r.NextHop.IsValid() || k.Gateway == r.NextHop.String()) &&
+			return k.Dst == dst && k.Dev == j.kernelName(r.Interface) && (!r.NextHop.IsValid() || k.Gateway == r.NextHop.String()) &&
 				(r.Metric < 0 || k.Metric == r.Metric)
 		})
 		if !found {
@@ -395,4 +411,12 @@ func (j *judge) checkRules(doc *Document) {
 			j.t.Errorf("rule priority %d from %v to %v table %d not in the kernel: %+v", r.Priority, r.From, r.To, r.Table, rules)
 		}
 	}
+}
+
+// kernelName is the name of the device an interface of the document is on.
+func (j *judge) kernelName(name string) string {
+	if k, ok := j.kernelNames[name]; ok {
+		return k
+	}
+	return name
 }

@@ -24,6 +24,8 @@ type judge struct {
 	ns     string
 	dir    string
 	busEnv string
+	// kernelNames maps the document's interface names to the veths made for them.
+	kernelNames map[string]string
 }
 
 var judgeCount atomic.Int32
@@ -32,7 +34,10 @@ var judgeCount atomic.Int32
 // blocking it; it is not a timed assertion.
 const waitBound = 90 * time.Second
 
-func startJudge(t *testing.T, nics []string, keyfiles []Keyfile) *judge {
+// nic is a veth to create: its kernel name, and its MAC ("" for a random one).
+type nic struct{ name, mac string }
+
+func startJudge(t *testing.T, nics []nic, keyfiles []Keyfile) *judge {
 	t.Helper()
 	testenv.Root(t, "NetworkManager runs in a network namespace of its own")
 	nm := testenv.Tool(t, "NetworkManager", "network-manager")
@@ -63,9 +68,13 @@ func startJudge(t *testing.T, nics []string, keyfiles []Keyfile) *judge {
 	j.run("ip", "netns", "add", j.ns)
 	t.Cleanup(func() { exec.Command("ip", "netns", "delete", j.ns).Run() })
 	j.run("ip", "-n", j.ns, "link", "set", "lo", "up")
-	for i, nic := range nics {
+	for i, n := range nics {
 		peer := fmt.Sprintf("snopeer%d", i)
-		j.run("ip", "-n", j.ns, "link", "add", nic, "type", "veth", "peer", "name", peer)
+		args := []string{"-n", j.ns, "link", "add", n.name}
+		if n.mac != "" {
+			args = append(args, "address", n.mac)
+		}
+		j.run("ip", append(args, "type", "veth", "peer", "name", peer)...)
 		j.run("ip", "-n", j.ns, "link", "set", peer, "up")
 	}
 
