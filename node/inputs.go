@@ -290,7 +290,7 @@ func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, mo
 func ReadNMState(paths []string, nics []nmstate.NIC) ([]*nmstate.Document, error) {
 	var docs []*nmstate.Document
 	for _, p := range paths {
-		data, err := input.ReadFile(p, nmstate.MaxDocumentSize, "an NMState document")
+		data, err := ReadNMStateFile(p)
 		if err != nil {
 			return nil, err
 		}
@@ -306,10 +306,21 @@ func ReadNMState(paths []string, nics []nmstate.NIC) ([]*nmstate.Document, error
 	return docs, nil
 }
 
+// ReadNMStateFile reads an NMState document or agent-config.yaml; one over
+// nmstate.MaxDocumentSize is an *nmstate.Error, as any other fault of such a file is.
+func ReadNMStateFile(path string) ([]byte, error) {
+	data, err := input.ReadFile(path, nmstate.MaxDocumentSize, "an NMState document or agent-config.yaml")
+	var tooLarge *input.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &nmstate.Error{File: path, Msg: fmt.Sprintf("larger than the %d MiB an NMState document or agent-config.yaml may be", nmstate.MaxDocumentSize>>20)}
+	}
+	return data, err
+}
+
 // agentHost reads the agent-config's host; its rootDeviceHints.deviceName is the
 // installation disk when nothing else set one.
 func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
-	data, err := input.ReadFile(in.AgentConfigPath, nmstate.MaxDocumentSize, "an agent-config.yaml")
+	data, err := ReadNMStateFile(in.AgentConfigPath)
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 
 	"github.com/sno-iso/sno-iso/initrd"
-	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/nmstate"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,7 +38,7 @@ func networkGC(c *cli.Context) error {
 		if path == "-" {
 			return usagef("%s reads files, not standard input; save it to a file and give its path", c.Command.HelpName)
 		}
-		data, err := input.ReadFile(path, nmstate.MaxDocumentSize, "an NMState document")
+		data, err := node.ReadNMStateFile(path)
 		if err != nil {
 			return err
 		}

@@ -110,14 +110,25 @@ func TestNetworkGC(t *testing.T) {
 func TestNetworkGCBadInput(t *testing.T) {
 	src := t.TempDir()
 	good := writeFile(t, filepath.Join(src, "good.yaml"), nmstateDoc)
+	huge := filepath.Join(src, "huge.yaml")
+	if err := os.WriteFile(huge, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 17<<20); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ name, doc, want string }{
 		{"unknown key", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4: {enabeld: true}\n", `bad.yaml:4: interfaces[0].ipv4.enabeld: unknown key; did you mean "enabled"?`},
 		{"bad address", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address: [{ip: 10.0.0.256, prefix-length: 8}]\n", `bad.yaml:6: interfaces[0].ipv4.address[0].ip "10.0.0.256": is not an IP address`},
 		{"prefix", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address: [{ip: 10.0.0.1, prefix-length: 33}]\n", `prefix-length "33": must be a whole number from 0 to 32`},
 		{"ovs", "interfaces:\n- name: br-ex\n  type: ovs-bridge\n", "interface br-ex: type ovs-bridge is not supported"},
+		{"over 16 MiB", "", "huge.yaml: larger than the 16 MiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bad := writeFile(t, filepath.Join(t.TempDir(), "bad.yaml"), c.doc)
+			if c.doc == "" {
+				bad = huge
+			}
 			out := filepath.Join(t.TempDir(), "keys")
 			r := sno(t, nil, "network", "gc", good, bad, "-C", out)
 			wantFailure(t, r, c.want)
