@@ -324,7 +324,27 @@ func (p *parser) document(n *yaml.Node, doc *Document) error {
 	return nil
 }
 
+// iface reads one interface; a setting it does not convert is named with the interface.
 func (p *parser) iface(n *yaml.Node, path string) (*Interface, error) {
+	iface, err := p.ifaceSettings(n, path)
+	var e *Error
+	if errors.As(err, &e) && e.Unsupported != "" && !strings.HasPrefix(e.Msg, "interface ") {
+		e.Msg = fmt.Sprintf("interface %s: %s", nameOf(n), e.Msg)
+	}
+	return iface, err
+}
+
+// nameOf is the value of a mapping's name key, for messages: "" when there is none.
+func nameOf(n *yaml.Node) string {
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "name" {
+			return n.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+func (p *parser) ifaceSettings(n *yaml.Node, path string) (*Interface, error) {
 	fields, err := p.fields(n, path, ifaceKeys, ifaceUnsupported)
 	if err != nil {
 		return nil, err
