@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // TestNetworkManagerJudge hands the keyfiles of each document to NetworkManager and checks
@@ -18,6 +19,7 @@ import (
 // (ethernet on veth, bridges), the addresses, routes, rules, MTUs and bridge ports it set.
 // Bonds and VLANs (no bonding or 8021q module here) are judged by NetworkManager's reading.
 func TestNetworkManagerJudge(t *testing.T) {
+	testenv.Long(t, "NetworkManager judges each document in about 5 s")
 	docs := map[string][]byte{}
 	paths, _ := filepath.Glob("testdata/judge/*.yaml")
 	for _, p := range paths {
