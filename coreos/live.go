@@ -3,10 +3,13 @@ package coreos
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sno-iso/sno-iso/initrd"
 )
 
-// MaxIgnitionSize bounds an Ignition config read as input; real ones are well under 2 MiB.
-const MaxIgnitionSize = 16 << 20
+// MaxIgnitionSize bounds an Ignition config read as input, as initrd bounds one read from an
+// archive.
+const MaxIgnitionSize = initrd.MaxIgnitionSize
 
 // LiveIgnitionOptions are the inputs of PrepareLiveIgnition besides the config itself.
 type LiveIgnitionOptions struct {

@@ -8,8 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/coreos/stream-metadata-go/stream"
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Artifact is one file to download and the digest it must have.
@@ -36,16 +38,22 @@ func (a Artifact) Name() string {
 
 // check rejects artifacts that cannot be fetched and verified.
 func (a Artifact) check() error {
+	shown := redact.URL(a.URL)
 	if !isHTTPURL(a.URL) {
-		return fmt.Errorf("%q is not an http(s) URL", a.URL)
+		return fmt.Errorf("%s is not an http(s) URL", shown)
 	}
 	if !IsSHA256(a.SHA256) {
-		return fmt.Errorf("%s: %q is not a sha256 digest (64 hex digits)", a.URL, a.SHA256)
+		return fmt.Errorf("%s: %q is not a sha256 digest (64 hex digits)", shown, a.SHA256)
 	}
 	// Names starting with a dot are the cache's own (.lock) or no file (..); a backslash or
 	// NUL could reach outside the cache on some systems.
-	if name := a.Name(); name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "\\\x00") {
-		return fmt.Errorf("%s: the URL names no file", a.URL)
+	name := a.Name()
+	if name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "\\\x00") {
+		return fmt.Errorf("%s: the URL names no file", shown)
+	}
+	// Paths are printed one per line: a line break or terminal escape would forge lines.
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return fmt.Errorf("%s: the file name %q holds a control character", shown, name)
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/filelock"
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Cache keeps verified artifacts under Dir, one directory per sha256:
@@ -53,7 +54,7 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 		return "", err
 	}
 	if c.Keyring != nil && a.SignatureURL == "" {
-		return "", fmt.Errorf("%s: %w", a.URL, ErrNoSignature)
+		return "", fmt.Errorf("%s: %w", redact.URL(a.URL), ErrNoSignature)
 	}
 	dir := filepath.Join(c.Dir, a.SHA256)
 	final := filepath.Join(dir, a.Name())
@@ -68,7 +69,7 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 		return "", err
 	}
 	defer func() {
-		unlock(lock)
+		filelock.Unlock(lock)
 		lock.Close()
 	}()
 	// The process that held the lock may have just finished this very entry.
@@ -83,7 +84,7 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 
 // lookup reports whether final is in the cache, checking its signature when asked to.
 func (c *Cache) lookup(ctx context.Context, a Artifact, final string) (bool, error) {
-	st, err := os.Stat(final)
+	st, err := os.Lstat(final)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -129,7 +130,7 @@ func (c *Cache) fill(ctx context.Context, a Artifact, final string, lock *os.Fil
 // NAME.sig so that a later hit needs no network.
 func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) error {
 	if a.SignatureURL == "" {
-		return fmt.Errorf("%s: %w", a.URL, ErrNoSignature)
+		return fmt.Errorf("%s: %w", redact.URL(a.URL), ErrNoSignature)
 	}
 	sigPath := filepath.Join(filepath.Dir(path), a.Name()+".sig")
 	sig, err := os.ReadFile(sigPath)
@@ -146,7 +147,7 @@ func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) err
 	}
 	defer f.Close()
 	if err := c.Keyring.Verify(f, sig); err != nil {
-		return &SignatureError{URL: a.URL, Err: err}
+		return &SignatureError{URL: redact.URL(a.URL), Err: err}
 	}
 	if fetched {
 		return writeFileAtomic(sigPath, sig)
@@ -156,7 +157,7 @@ func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) err
 
 // lock takes the entry's lock, waiting for another process that holds it.
 func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
@@ -164,23 +165,15 @@ func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
 	if poll == 0 {
 		poll = 200 * time.Millisecond
 	}
-	for waited := false; ; waited = true {
-		ok, err := tryLock(f)
-		if ok || err != nil {
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("locking %s: %w", path, err)
-			}
-			return f, nil
+	err = filelock.Wait(ctx, f, filelock.Exclusive, poll, filelock.Forever, func() { c.Fetcher.progress().Wait(path) })
+	if err != nil {
+		f.Close()
+		if ctx.Err() == nil {
+			err = fmt.Errorf("locking %s: %w", path, err)
 		}
-		if !waited {
-			c.Fetcher.progress().Wait(path)
-		}
-		if err := httpwait.Sleep(ctx, poll); err != nil {
-			f.Close()
-			return nil, err
-		}
+		return nil, err
 	}
+	return f, nil
 }
 
 // maxValidatorSize bounds what is read back from a lock file; validators are short.

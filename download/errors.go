@@ -90,3 +90,31 @@ func (e *SignatureError) Error() string {
 	return fmt.Sprintf("%s: OpenPGP signature not valid: %v", e.URL, e.Err)
 }
 func (e *SignatureError) Unwrap() error { return e.Err }
+
+// TooLargeError is a body that went on past the length its server declared, or past the
+// Fetcher's MaxSize when it declared none. Retrying would bring the same.
+type TooLargeError struct {
+	URL   string
+	Limit int64
+	// Declared is true when Limit is the server's own length, false when it is MaxSize.
+	Declared bool
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Declared {
+		return fmt.Sprintf("GET %s: the body goes on past the %d bytes the server declared", e.URL, e.Limit)
+	}
+	return fmt.Sprintf("GET %s: the body goes on past %d bytes, the most a download may take", e.URL, e.Limit)
+}
+
+// RedirectError is a redirect that is not followed: to a scheme other than http(s), from
+// https to http, or one of too many in a row.
+type RedirectError struct {
+	// From and To are the URLs without their credentials.
+	From, To string
+	Why      string
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("GET %s: redirect to %s not followed: %s", e.From, e.To, e.Why)
+}

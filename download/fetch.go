@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Fetcher downloads over HTTP: it resumes a body cut short with Range and If-Range, retries
@@ -22,9 +24,12 @@ type Fetcher struct {
 	// Client makes the requests. NewFetcher's honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY,
 	// and bounds the wait for response headers but not the body, which takes minutes.
 	Client *http.Client
-	// Retries bounds the retries in a row after attempts that received no byte; one that
-	// received some shows the server works, and starts the count again.
+	// Retries bounds the retries in a row after attempts that brought no new byte; one that
+	// brought some shows the server works, and starts the count again. InfiniteRetries
+	// retries for as long as the errors may go away.
 	Retries int
+	// MaxSize bounds a body whose server declared no length.
+	MaxSize int64
 	// Backoff is the wait after the first failed attempt; it doubles up to MaxBackoff.
 	Backoff, MaxBackoff time.Duration
 	// MaxRetryAfter caps the wait a server asks for with Retry-After.
@@ -37,6 +42,12 @@ type Fetcher struct {
 	// streamBase replaces Fedora's stream URL prefix, for tests.
 	streamBase string
 }
+
+// InfiniteRetries is the Retries of a Fetcher that never gives up on a transient error.
+const InfiniteRetries = -1
+
+// DefaultMaxSize is NewFetcher's MaxSize: well above any live ISO.
+const DefaultMaxSize = 8 << 30
 
 // HeaderTimeout bounds the wait for a response's headers in NewFetcher's client.
 const HeaderTimeout = 30 * time.Second
@@ -51,6 +62,7 @@ func NewFetcher() *Fetcher {
 	return &Fetcher{
 		Client:        &http.Client{Transport: t},
 		Retries:       6,
+		MaxSize:       DefaultMaxSize,
 		Backoff:       time.Second,
 		MaxBackoff:    30 * time.Second,
 		MaxRetryAfter: 5 * time.Minute,
@@ -76,7 +88,7 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	file, err := os.OpenFile(part.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	file, err := openNoFollow(part.Path)
 	if err != nil {
 		return err
 	}
@@ -90,16 +102,23 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 	if have == 0 {
 		part.Validator = ""
 	}
-	if err := f.transfer(ctx, a.URL, s, have, &part.Validator); err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(s.hash.Sum(nil)); got != a.SHA256 {
+	discard := func(cause error) error {
 		file.Close()
 		part.Validator = ""
 		if err := os.Remove(part.Path); err != nil {
-			return errors.Join(&DigestMismatchError{URL: a.URL, Want: a.SHA256, Got: got}, err)
+			return errors.Join(cause, err)
 		}
-		return &DigestMismatchError{URL: a.URL, Want: a.SHA256, Got: got}
+		return cause
+	}
+	if err := f.transfer(ctx, a.URL, s, have, &part.Validator); err != nil {
+		var tooLarge *TooLargeError
+		if errors.As(err, &tooLarge) {
+			return discard(err) // not the file: nothing to resume
+		}
+		return err
+	}
+	if got := hex.EncodeToString(s.hash.Sum(nil)); got != a.SHA256 {
+		return discard(&DigestMismatchError{URL: redact.URL(a.URL), Want: a.SHA256, Got: got})
 	}
 	return file.Sync()
 }
@@ -108,7 +127,7 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 // retrying like Fetch; a body over limit bytes is an error.
 func (f *Fetcher) Get(ctx context.Context, url string, limit int64) ([]byte, error) {
 	if !isHTTPURL(url) {
-		return nil, fmt.Errorf("%q is not an http(s) URL", url)
+		return nil, fmt.Errorf("%s is not an http(s) URL", redact.URL(url))
 	}
 	s := &memorySink{limit: limit, url: url}
 	var validator string
@@ -121,16 +140,21 @@ func (f *Fetcher) Get(ctx context.Context, url string, limit int64) ([]byte, err
 // transfer downloads url into s, which holds have bytes from the response validator names,
 // until the body is complete or the attempts run out.
 func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, validator *string) error {
+	shown := redact.URL(url)
 	failures := 0
+	// Only bytes past the most ever held are progress: a server that cuts its body and
+	// ignores Range sends the same first bytes each time.
+	most := have
 	for {
-		received, err := f.attempt(ctx, url, s, &have, validator)
+		err := f.attempt(ctx, url, shown, s, &have, validator)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if received > 0 {
+		if have > most {
+			most = have
 			failures = 0 // the connection works; it broke, and the download goes on
 		}
 		failures++
@@ -138,24 +162,24 @@ func (f *Fetcher) transfer(ctx context.Context, url string, s sink, have int64, 
 		if !ok {
 			return err
 		}
-		if failures > f.Retries {
+		if f.Retries != InfiniteRetries && failures > f.Retries {
 			return fmt.Errorf("%w (gave up after %d retries)", err, f.Retries)
 		}
-		f.progress().Retry(url, err, wait)
-		if err := httpwait.Sleep(ctx, wait); err != nil {
+		f.progress().Retry(shown, err, wait)
+		if err := httpsem.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
 }
 
-// attempt makes one request for the rest of url and writes its body to s. It returns the
-// bytes received.
-func (f *Fetcher) attempt(ctx context.Context, url string, s sink, have *int64, validator *string) (int64, error) {
+// attempt makes one request for the rest of url (shown, without its credentials, in what
+// it reports) and writes its body to s.
+func (f *Fetcher) attempt(ctx context.Context, url, shown string, s sink, have *int64, validator *string) error {
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("GET %s: %w", shown, err)
 	}
 	if *have > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", *have))
@@ -163,9 +187,11 @@ func (f *Fetcher) attempt(ctx context.Context, url string, s sink, have *int64, 
 			req.Header.Set("If-Range", *validator)
 		}
 	}
-	resp, err := f.Client.Do(req)
+	client := *f.Client
+	client.CheckRedirect = checkRedirect
+	resp, err := client.Do(req)
 	if err != nil {
-		return 0, &transportError{err}
+		return requestError(shown, err)
 	}
 	defer resp.Body.Close()
 	total := resp.ContentLength
@@ -178,87 +204,133 @@ func (f *Fetcher) attempt(ctx context.Context, url string, s sink, have *int64, 
 		// The whole file: the server ignored the range, or it changed since (If-Range).
 		if *have > 0 {
 			if err := startOver(); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	case http.StatusPartialContent:
-		cr, err := parseContentRange(resp.Header.Get("Content-Range"))
-		next := responseValidator(resp.Header)
-		if err != nil || cr.Start != *have || (*validator != "" && next != "" && next != *validator) {
+		cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range"))
+		next := httpsem.RangeValidator(resp.Header)
+		if err != nil || cr.First != *have || (*validator != "" && next != "" && next != *validator) {
 			if err := startOver(); err != nil {
-				return 0, err
+				return err
 			}
-			return 0, errRangeRejected
+			return errRangeRejected
 		}
-		total = cr.Total
+		total = cr.Size
 	case http.StatusRequestedRangeNotSatisfiable:
 		// Nothing after the bytes held: the part may already be whole (the sha256 decides).
-		if cr, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && cr.Total == *have {
-			return 0, nil
+		if cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range")); err == nil && cr.Size == *have {
+			return nil
 		}
 		if err := startOver(); err != nil {
-			return 0, err
+			return err
 		}
-		return 0, errRangeRejected
+		return errRangeRejected
 	default:
-		return 0, newStatusError(url, resp)
+		return newStatusError(shown, resp)
 	}
-	*validator = responseValidator(resp.Header)
+	*validator = httpsem.RangeValidator(resp.Header)
 	if err := s.begin(*validator); err != nil {
-		return 0, err
+		return err
 	}
-	f.progress().Start(url, *have, total)
-	received, err := f.copyBody(reqCtx, cancel, s, resp.Body, have)
+	f.progress().Start(shown, *have, total)
+	limit := &TooLargeError{URL: shown, Limit: f.MaxSize}
+	if total >= 0 {
+		limit.Limit, limit.Declared = total, true
+	}
+	err = f.copyBody(reqCtx, cancel, s, resp.Body, have, limit)
 	if err == nil && total >= 0 && *have != total {
-		err = &transportError{fmt.Errorf("GET %s: the body ended at byte %d of %d", url, *have, total)}
+		err = &transportError{fmt.Errorf("GET %s: the body ended at byte %d of %d", shown, *have, total)}
 	}
-	return received, err
+	return err
 }
 
-// copyBody writes body to s, and cancels the request with ErrStalled when no byte arrives
-// for the stall timeout: a header timeout alone would let a dead body hang forever.
-func (f *Fetcher) copyBody(reqCtx context.Context, cancel context.CancelCauseFunc, s sink, body io.Reader, have *int64) (int64, error) {
+// checkRedirect follows a redirect only to http(s), never from https down to http, and
+// not in a loop: none of these would go differently on the next attempt.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	prev := via[len(via)-1].URL
+	refuse := func(why string) error {
+		return &RedirectError{From: redact.URL(prev.String()), To: redact.URL(req.URL.String()), Why: why}
+	}
+	switch {
+	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
+		return refuse("sno-iso downloads over http(s) only")
+	case prev.Scheme == "https" && req.URL.Scheme == "http":
+		return refuse("from https down to plain http, where anyone on the way can change the bytes")
+	case len(via) >= maxRedirects:
+		return refuse(fmt.Sprintf("more than %d redirects in a row (a loop?)", maxRedirects))
+	}
+	return nil
+}
+
+// maxRedirects is net/http's own default bound.
+const maxRedirects = 10
+
+// requestError is a request that got no response. The *url.Error around it would repeat the
+// whole URL, credentials included: it is replaced by the shown URL.
+func requestError(shown string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var redirect *RedirectError
+	if errors.As(err, &redirect) {
+		return redirect
+	}
+	return &transportError{fmt.Errorf("GET %s: %w", shown, err)}
+}
+
+// copyBody writes body to s, up to limit.Limit bytes in all, and cancels the request with
+// ErrStalled when no byte arrives for the stall timeout: a header timeout alone would let a
+// dead body hang forever.
+func (f *Fetcher) copyBody(reqCtx context.Context, cancel context.CancelCauseFunc, s sink, body io.Reader, have *int64, limit *TooLargeError) error {
 	watchdog := time.AfterFunc(f.StallTimeout, func() { cancel(ErrStalled) })
 	defer watchdog.Stop()
 	buf := make([]byte, 256<<10)
-	var received int64
 	for {
-		n, err := body.Read(buf)
+		n, err := body.Read(buf[:min(int64(len(buf)), max(limit.Limit-*have, 0)+1)])
 		watchdog.Reset(f.StallTimeout)
+		if int64(n) > limit.Limit-*have {
+			return limit
+		}
 		if n > 0 {
 			if _, werr := s.Write(buf[:n]); werr != nil {
-				return received, werr
+				return werr
 			}
-			received += int64(n)
 			*have += int64(n)
 			f.progress().Update(*have)
 		}
 		if err == io.EOF {
-			return received, nil
+			return nil
 		}
 		if err != nil {
 			if cause := context.Cause(reqCtx); errors.Is(cause, ErrStalled) {
 				err = fmt.Errorf("%w (%v)", ErrStalled, f.StallTimeout)
 			}
-			return received, &transportError{err}
+			return &transportError{err}
 		}
 	}
 }
 
-// responseValidator is what identifies the version of a response for If-Range: a strong
-// ETag, else Last-Modified (weak ETags may not be used there).
-func responseValidator(h http.Header) string {
-	if etag := h.Get("ETag"); etag != "" && !hasWeakPrefix(etag) {
-		return etag
+// openNoFollow opens (creating it) a file of the cache, refusing a symbolic link in its place:
+// whoever else can write the directory must not make a download overwrite the link's target.
+func openNoFollow(path string) (*os.File, error) {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s is a symbolic link, not followed; remove it", path)
 	}
-	return h.Get("Last-Modified")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
+	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link, not followed; remove it", path)
+		}
+		return nil, err
+	}
+	return f, nil
 }
-
-func hasWeakPrefix(etag string) bool { return len(etag) >= 2 && etag[:2] == "W/" }
 
 func newStatusError(url string, resp *http.Response) *StatusError {
 	e := &StatusError{URL: url, Status: resp.StatusCode}
-	if wait, ok := httpwait.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if wait, ok := httpsem.RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		e.RetryAfter = wait
 	}
 	return e

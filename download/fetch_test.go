@@ -1,6 +1,7 @@
 package download
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -42,6 +43,32 @@ func TestFetchResumesWhereTheConnectionWasCut(t *testing.T) {
 	got := o.seen()
 	if want := fmt.Sprintf("bytes=%d-", cut); got[1].Range != want || got[1].IfRange != `"v1"` {
 		t.Errorf("resumed request sent Range %q, If-Range %q; want %q, %q", got[1].Range, got[1].IfRange, want, `"v1"`)
+	}
+}
+
+// An unquoted ETag is no entity tag (RFC 9110): the resumed request names the version by its
+// Last-Modified date instead, which a file server honours, so the download goes on.
+func TestFetchResumesWithTheDateWhenTheETagIsUnquoted(t *testing.T) {
+	data := testBytes(testSize, 3)
+	cut := len(data) / 2
+	mod := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	o := newOrigin(t, 2, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Last-Modified", mod.Format(http.TimeFormat))
+		if n == 0 {
+			cutAt(w, data, cut, "v1")
+			return
+		}
+		w.Header().Set("ETag", "v1")
+		http.ServeContent(w, r, "", mod, bytes.NewReader(data))
+	})
+	part := partIn(t)
+	a := Artifact{URL: o.URL + "/a.iso", SHA256: sha256Hex(data)}
+	if err := quickFetcher(nil).Fetch(testContext(t), a, part); err != nil {
+		t.Fatal(err)
+	}
+	mustHaveBytes(t, part.Path, data)
+	if got := o.seen()[1]; got.Range != fmt.Sprintf("bytes=%d-", cut) || got.IfRange != mod.Format(http.TimeFormat) {
+		t.Errorf("resumed request sent Range %q, If-Range %q; want the Last-Modified date", got.Range, got.IfRange)
 	}
 }
 

@@ -118,6 +118,7 @@ type recorder struct {
 	mu      sync.Mutex
 	starts  []string
 	retries []string
+	urls    []string // as Start and Retry were told them
 	waits   []time.Duration
 	onWait  func()
 	onBytes func(have int64)
@@ -127,6 +128,7 @@ func (r *recorder) Start(url string, have, total int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.starts = append(r.starts, fmt.Sprintf("%d/%d", have, total))
+	r.urls = append(r.urls, url)
 }
 
 func (r *recorder) Update(have int64) {
@@ -142,6 +144,7 @@ func (r *recorder) Retry(url string, err error, wait time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.retries = append(r.retries, err.Error())
+	r.urls = append(r.urls, url)
 	r.waits = append(r.waits, wait)
 }
 

@@ -1,9 +1,15 @@
 package download
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net"
 	"net/http"
+	"syscall"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // transportError is a request or body that failed on the way: worth another attempt.
@@ -22,6 +28,30 @@ func (e *StatusError) retryable() bool {
 	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
+// permanent reports whether a request that got no response would fail the same way next
+// time: a name that does not exist, a refused connection to this very machine (nothing
+// listens), a certificate that does not verify.
+func permanent(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return true
+	}
+	var tlsErr *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &tlsErr) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return true
+	}
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) && errors.As(err, &op) {
+		if tcp, ok := op.Addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+			return true
+		}
+	}
+	return false
+}
+
 // retryWait says whether err is worth another attempt, and after how long.
 func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 	var transport *transportError
@@ -30,6 +60,9 @@ func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 	case errors.Is(err, errRangeRejected):
 		return 0, true
 	case errors.As(err, &transport):
+		if permanent(transport.err) {
+			return 0, false
+		}
 		// A connection lost or stalled: back off below.
 	case errors.As(err, &status) && status.retryable():
 		if status.RetryAfter > 0 {
@@ -38,9 +71,5 @@ func (f *Fetcher) retryWait(err error, failures int) (time.Duration, bool) {
 	default:
 		return 0, false
 	}
-	wait := f.Backoff
-	for i := 1; i < failures && wait < f.MaxBackoff; i++ {
-		wait *= 2
-	}
-	return min(wait, f.MaxBackoff), true
+	return httpsem.Backoff(f.Backoff, f.MaxBackoff, failures), true
 }

@@ -88,72 +88,103 @@ func checkXZDictionary(in *bufio.Reader) error {
 	return nil
 }
 
-// readZstdFrame copies one zstd frame from in, walking its block headers to find where it ends:
-// the decoder reads ahead, and what follows the frame belongs to the next archive. The frame
-// may be at most limit bytes.
-func readZstdFrame(in *bufio.Reader, limit int64) ([]byte, error) {
-	var frame bytes.Buffer
-	take := func(n int64) ([]byte, error) {
-		if int64(frame.Len())+n > limit {
-			return nil, errTooLarge(limit)
+// zstdFrame passes on the bytes of one zstd frame from in and stops at its end, found by
+// walking its block headers: the decoder reads ahead, and what follows the frame belongs to
+// the next archive. It holds no more than a header at a time, whatever the frame's size.
+type zstdFrame struct {
+	in *bufio.Reader
+	// left is how many bytes of the current piece (a header with the data it announces) are
+	// still to pass on; next is the piece after it.
+	left        int64
+	next        zstdPiece
+	lastBlock   bool
+	hasChecksum bool
+	err         error
+}
+
+type zstdPiece int
+
+const (
+	zstdFrameHeader zstdPiece = iota
+	zstdBlock
+	zstdChecksum
+	zstdEnd
+)
+
+func newZstdFrame(in *bufio.Reader) *zstdFrame { return &zstdFrame{in: in, next: zstdFrameHeader} }
+
+func (z *zstdFrame) Read(p []byte) (int, error) {
+	for z.left == 0 {
+		if z.err != nil {
+			return 0, z.err
 		}
-		start := frame.Len()
-		if _, err := io.CopyN(&frame, in, n); err != nil {
-			return nil, truncated(err, "zstd frame")
-		}
-		return frame.Bytes()[start:], nil
+		z.err = z.advance()
 	}
-	if _, err := take(4); err != nil { // magic, checked by sniff
-		return nil, err
+	n, err := z.in.Read(p[:min(int64(len(p)), z.left)])
+	z.left -= int64(n)
+	if err == io.EOF {
+		err = errors.New("truncated zstd frame")
 	}
-	descriptor, err := take(1)
-	if err != nil {
-		return nil, err
-	}
-	fhd := descriptor[0]
-	singleSegment := fhd&0x20 != 0
-	hasChecksum := fhd&0x04 != 0
-	if fhd&0x08 != 0 {
-		return nil, errors.New("zstd frame header sets the reserved bit")
-	}
-	headerLen := [4]int64{0, 1, 2, 4}[fhd&3]  // dictionary ID
-	headerLen += [4]int64{0, 2, 4, 8}[fhd>>6] // frame content size
-	if singleSegment && fhd>>6 == 0 {
-		headerLen++ // a one-byte content size replaces the window descriptor
-	}
-	if !singleSegment {
-		headerLen++ // window descriptor
-	}
-	if _, err := take(headerLen); err != nil {
-		return nil, err
-	}
-	for {
-		raw, err := take(3)
+	return n, err
+}
+
+// advance measures the next piece of the frame from its header, which stays in in to be
+// passed on; io.EOF once the frame is over.
+func (z *zstdFrame) advance() error {
+	peek := func(n int) ([]byte, error) {
+		b, err := z.in.Peek(n)
 		if err != nil {
-			return nil, err
+			return nil, truncated(io.ErrUnexpectedEOF, "zstd frame")
+		}
+		return b, nil
+	}
+	switch z.next {
+	case zstdFrameHeader:
+		head, err := peek(5) // magic, checked by sniff, and the frame header descriptor
+		if err != nil {
+			return err
+		}
+		fhd := head[4]
+		if fhd&0x08 != 0 {
+			return errors.New("zstd frame header sets the reserved bit")
+		}
+		singleSegment := fhd&0x20 != 0
+		z.hasChecksum = fhd&0x04 != 0
+		headerLen := [4]int64{0, 1, 2, 4}[fhd&3]  // dictionary ID
+		headerLen += [4]int64{0, 2, 4, 8}[fhd>>6] // frame content size
+		if singleSegment && fhd>>6 == 0 {
+			headerLen++ // a one-byte content size replaces the window descriptor
+		}
+		if !singleSegment {
+			headerLen++ // window descriptor
+		}
+		z.left, z.next = 5+headerLen, zstdBlock
+	case zstdBlock:
+		raw, err := peek(3)
+		if err != nil {
+			return err
 		}
 		header := uint32(raw[0]) | uint32(raw[1])<<8 | uint32(raw[2])<<16
-		last := header&1 != 0
 		size := int64(header >> 3)
 		switch blockType := header >> 1 & 3; blockType {
 		case 1: // RLE: one byte repeated size times
 			size = 1
 		case 3:
-			return nil, errors.New("zstd block of reserved type")
+			return errors.New("zstd block of reserved type")
 		}
-		if _, err := take(size); err != nil {
-			return nil, err
+		z.left = 3 + size
+		if header&1 != 0 { // the last block
+			z.next = zstdEnd
+			if z.hasChecksum {
+				z.next = zstdChecksum
+			}
 		}
-		if last {
-			break
-		}
+	case zstdChecksum:
+		z.left, z.next = 4, zstdEnd
+	case zstdEnd:
+		return io.EOF
 	}
-	if hasChecksum {
-		if _, err := take(4); err != nil {
-			return nil, err
-		}
-	}
-	return frame.Bytes(), nil
+	return nil
 }
 
 // skipZstdSkippableFrame discards a zstd skippable frame (magic, 4-byte length, data).

@@ -34,9 +34,10 @@ const (
 )
 
 // readNewc reads one newc archive from r up to and including its trailer, storing in files
-// the regular files whose names match (all when match is nil). b is the budget that r charges,
-// so that a member's declared size is refused before its data is read.
-func readNewc(r io.Reader, b *budget, match func(string) bool, files Files) error {
+// the regular files that keep accepts, told their name and declared size (an error from it
+// ends the read). b is the budget that r charges, so that a member's declared size is refused
+// before its data is read.
+func readNewc(r io.Reader, b *budget, keep func(name string, size int64) (bool, error), files Files) error {
 	var pos int64 // offset in the archive, for errors
 	read := func(p []byte) error {
 		n, err := io.ReadFull(r, p)
@@ -90,7 +91,14 @@ func readNewc(r io.Reader, b *budget, match func(string) bool, files Files) erro
 		if size > b.left {
 			return errTooLarge(b.limit)
 		}
-		if field[fieldMode]&modeTypeMask == modeRegular && (match == nil || match(name)) {
+		kept := false
+		if field[fieldMode]&modeTypeMask == modeRegular {
+			var err error
+			if kept, err = keep(name, size); err != nil {
+				return fmt.Errorf("entry at offset %d: %w", entry, err)
+			}
+		}
+		if kept {
 			data, err := readData(r, size)
 			pos += int64(len(data))
 			if err != nil {

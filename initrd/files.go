@@ -23,6 +23,9 @@ func (f Files) Paths() []string {
 // IgnitionPath is where the live initramfs looks for the Ignition config.
 const IgnitionPath = "config.ign"
 
+// MaxIgnitionSize bounds an Ignition config read into memory; real ones are well under 2 MiB.
+const MaxIgnitionSize = 16 << 20
+
 // NetworkDir holds NetworkManager keyfiles for the first boot; each keyfile lives at
 // NetworkDir + "/" + its basename.
 const NetworkDir = "etc/coreos-firstboot-network"

@@ -2,7 +2,7 @@ package initrd
 
 import (
 	"bufio"
-	"bytes"
+	"cmp"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -23,6 +23,8 @@ type ReadOptions struct {
 	// MaxSize bounds the total decompressed bytes read (archives + data); 0 means a default
 	// of 64 MiB. Past it: an error saying the archive is larger than the limit.
 	MaxSize int64
+	// MaxFileSize bounds each file kept (Match), which is held in memory; 0 means MaxSize.
+	MaxFileSize int64
 }
 
 // Read decodes a sequence of concatenated archives (gzip, xz with CRC32 or CRC64, zstd, or
@@ -42,6 +44,7 @@ func Read(r io.Reader, opts ReadOptions) (Files, error) {
 		counter: counter,
 		budget:  &budget{limit: limit, left: limit},
 		match:   opts.Match,
+		maxFile: cmp.Or(opts.MaxFileSize, limit),
 		files:   Files{},
 	}
 	for {
@@ -62,7 +65,20 @@ type reader struct {
 	counter *countingReader
 	budget  *budget
 	match   func(string) bool
+	maxFile int64
 	files   Files
+}
+
+// keep reports whether the regular file name of size bytes is kept: one that Match selects
+// must fit in MaxFileSize, since it is held in memory.
+func (rd *reader) keep(name string, size int64) (bool, error) {
+	if rd.match != nil && !rd.match(name) {
+		return false, nil
+	}
+	if size > rd.maxFile {
+		return false, fmt.Errorf("file %q is %d bytes, more than the %d bytes it may have", name, size, rd.maxFile)
+	}
+	return true, nil
 }
 
 // offset is the position in the raw input of the next byte in.
@@ -78,7 +94,7 @@ func (rd *reader) readArchive() error {
 	var err error
 	switch f {
 	case formatNewc:
-		err = readNewc(&budgetReader{r: rd.in, b: rd.budget}, rd.budget, rd.match, rd.files)
+		err = readNewc(&budgetReader{r: rd.in, b: rd.budget}, rd.budget, rd.keep, rd.files)
 	case formatGzip:
 		err = rd.readGzip()
 	case formatXZ:
@@ -119,11 +135,7 @@ func (rd *reader) readXZ() error {
 }
 
 func (rd *reader) readZstd() error {
-	frame, err := readZstdFrame(rd.in, rd.budget.limit)
-	if err != nil {
-		return err
-	}
-	dec, err := zstd.NewReader(bytes.NewReader(frame), zstd.WithDecoderConcurrency(1),
+	dec, err := zstd.NewReader(newZstdFrame(rd.in), zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxWindow))
 	if err != nil {
 		return err
@@ -136,7 +148,7 @@ func (rd *reader) readZstd() error {
 // follow its trailer, reading the stream to its end so that its checksum is verified.
 func (rd *reader) readCompressed(f format, decompressed io.Reader) error {
 	r := &budgetReader{r: &decoderErrors{r: decompressed, f: f}, b: rd.budget}
-	if err := readNewc(r, rd.budget, rd.match, rd.files); err != nil {
+	if err := readNewc(r, rd.budget, rd.keep, rd.files); err != nil {
 		return err
 	}
 	buf := make([]byte, 32<<10)

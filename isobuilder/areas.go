@@ -3,6 +3,7 @@ package isobuilder
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sno-iso/sno-iso/embed"
 )
@@ -34,7 +35,7 @@ type namedArea struct {
 // validateAreas checks every area found in the ISO's metadata against one rule (areaRule),
 // so that no command writes outside the areas.
 func (l *LiveISO) validateAreas() error {
-	files, dirs, metadata, err := l.extents()
+	files, dirs, protected, err := l.extents()
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (l *LiveISO) validateAreas() error {
 		return &AreaError{Area: areas[0].name, Offset: l.ignition.Offset, Length: l.ignition.Length,
 			Problem: fmt.Sprintf("is larger than the %d bytes an Ignition area can need", int64(maxIgnitionArea))}
 	}
-	reserved, err := l.reservedAreas(metadata)
+	reserved, err := l.reservedAreas(protected)
 	if err != nil {
 		return fmt.Errorf("reading the ISO's structures to check its embed areas: %w", err)
 	}
@@ -108,16 +109,19 @@ func (l *LiveISO) namedAreas() []namedArea {
 }
 
 // extents walks the volume once and returns its regular files, its non-empty directories and
-// its metadata files (embed.MetadataPaths).
-func (l *LiveISO) extents() (files, dirs, metadata []Record, err error) {
+// the files no area may lie in: the metadata files (embed.MetadataPaths) and bootFiles.
+func (l *LiveISO) extents() (files, dirs []Record, protected []reservedArea, err error) {
 	err = l.volume.Walk(func(e WalkEntry) error {
 		switch {
 		case e.Dir && e.Length > 0:
 			dirs = append(dirs, e.Record)
 		case !e.Dir:
 			files = append(files, e.Record)
+			area := embed.Area{Offset: e.Offset(), Length: int64(e.Length)}
 			if slices.Contains(embed.MetadataPaths, e.Path) {
-				metadata = append(metadata, e.Record)
+				protected = append(protected, reservedArea{"the metadata file " + e.displayName(), area})
+			} else if isBootFile(e) {
+				protected = append(protected, reservedArea{"the boot file " + e.DisplayPath, area})
 			}
 		}
 		return nil
@@ -125,7 +129,20 @@ func (l *LiveISO) extents() (files, dirs, metadata []Record, err error) {
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("listing the ISO's files to check its embed areas: %w", err)
 	}
-	return files, append(dirs, l.volume.Root), metadata, nil
+	return files, append(dirs, l.volume.Root), protected, nil
+}
+
+// bootFiles are the files that booting a CoreOS live ISO reads, as their Rock Ridge paths:
+// the kernel, the initramfs, the root filesystem, the EFI boot image and isolinux. An area in
+// one would let an edit break the boot. s390x's images/cdboot.img is not one of them: its
+// Ignition area lies inside it.
+var bootFiles = []string{"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img", "images/pxeboot/rootfs.img",
+	"images/efiboot.img", "isolinux/isolinux.bin"}
+
+// isBootFile reports whether e is one of bootFiles, by its Rock Ridge path or, in an ISO
+// without Rock Ridge, by its primary name ("IMAGES/PXEBOOT/VMLINUZ.").
+func isBootFile(e WalkEntry) bool {
+	return slices.Contains(bootFiles, e.DisplayPath) || slices.Contains(bootFiles, strings.TrimSuffix(strings.ToLower(e.Path), "."))
 }
 
 // insideAny reports whether a lies inside the extent of one of files that itself lies inside

@@ -6,6 +6,14 @@ import (
 	"github.com/sno-iso/sno-iso/embed"
 )
 
+// The kernel-argument errors of the embed areas, for callers of LiveISO's kargs methods.
+var (
+	// ErrNoKargs: the ISO has no kernel-argument area.
+	ErrNoKargs = embed.ErrNoKargs
+	// ErrKargsDisagree: the ISO's kernel-argument areas hold different command lines.
+	ErrKargsDisagree = embed.ErrKargsDisagree
+)
+
 // KargsPatches returns the patches that write kargs into every kernel-argument area, each
 // with its own end and pad characters, so that the bootloaders all see the same command
 // line. It fails with embed.ErrNoKargs on an ISO without areas, and when kargs do not fit.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/filelock"
 	"github.com/sno-iso/sno-iso/internal/input"
 )
 
@@ -38,7 +39,7 @@ func OpenForEdit(ctx context.Context, path string, wait time.Duration) (*LiveISO
 		f.Close()
 		return nil, fmt.Errorf("%s: %w (mode %v)", path, ErrReadOnlyISO, info.Mode().Perm())
 	}
-	return openLocked(path, f, info, func() error { return waitForLock(ctx, f, wait, tryLock) })
+	return openLocked(path, f, info, func() error { return waitForLock(ctx, f, wait, filelock.Exclusive) })
 }
 
 // OpenToCopy opens the live ISO at path for a reader whose output must come from one
@@ -51,7 +52,7 @@ func OpenToCopy(ctx context.Context, path string, wait time.Duration) (*LiveISO,
 		return nil, err
 	}
 	return openLocked(path, f, info, func() error {
-		if err := waitForLock(ctx, f, wait, tryLockShared); errors.Is(err, ErrLocked) || ctx.Err() != nil {
+		if err := waitForLock(ctx, f, wait, filelock.Shared); errors.Is(err, ErrLocked) || ctx.Err() != nil {
 			return err
 		}
 		return nil
@@ -76,25 +77,15 @@ func openLocked(path string, f *os.File, info fs.FileInfo, lock func() error) (*
 	return l, nil
 }
 
-// waitForLock tries a lock on f (tryLock or tryLockShared) until it is free, wait has passed
+// waitForLock takes a lock of the given mode on f, waiting until it is free, wait has passed
 // or ctx ends.
-func waitForLock(ctx context.Context, f *os.File, wait time.Duration, try func(*os.File) (bool, error)) error {
-	deadline := time.Now().Add(wait)
-	for {
-		locked, err := try(f)
-		if err != nil {
-			return fmt.Errorf("locking the ISO: %w", err)
-		}
-		if locked {
-			return nil
-		}
-		if !time.Now().Before(deadline) {
-			return fmt.Errorf("%w (waited %s)", ErrLocked, wait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(lockPoll, time.Until(deadline))):
-		}
+func waitForLock(ctx context.Context, f *os.File, wait time.Duration, mode filelock.Mode) error {
+	err := filelock.Wait(ctx, f, mode, lockPoll, wait, nil)
+	switch {
+	case errors.Is(err, filelock.ErrBusy):
+		return fmt.Errorf("%w (waited %s)", ErrLocked, wait)
+	case err != nil && ctx.Err() == nil:
+		return fmt.Errorf("locking the ISO: %w", err)
 	}
+	return err
 }

@@ -32,6 +32,9 @@ const (
 // RHCOS initramfs unpacks to a few hundred MiB, and only a handful of small files are kept.
 const MaxInitramfsSize = 4 << 30
 
+// maxFeaturesSize bounds the files InspectInitramfs keeps: its stamp and features.json.
+const maxFeaturesSize = 1 << 20
+
 // The files of a live initramfs that tell what it is.
 const (
 	// LiveInitramfsStamp exists in every CoreOS live initramfs.
@@ -179,15 +182,21 @@ func CustomizeInitramfs(w io.Writer, stock io.Reader, files initrd.Files) error 
 	if err != nil {
 		return err
 	}
-	if err := CheckInitramfsPayload(features, files); err != nil {
-		return err
-	}
-	packed, err := initrd.Pack(files)
+	appendix, err := InitramfsAppendix(features, files)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(packed)
+	_, err = w.Write(appendix)
 	return err
+}
+
+// InitramfsAppendix is what follows a stock live initramfs with features to carry files: the
+// xz newc archive of files, checked with CheckInitramfsPayload.
+func InitramfsAppendix(features embed.Features, files initrd.Files) ([]byte, error) {
+	if err := CheckInitramfsPayload(features, files); err != nil {
+		return nil, err
+	}
+	return initrd.Pack(files)
 }
 
 // CheckInitramfsPayload says whether a live initramfs with features takes files: network
@@ -213,6 +222,8 @@ func InspectInitramfs(r io.Reader) (embed.Features, error) {
 	var customized []string
 	files, err := initrd.Read(r, initrd.ReadOptions{
 		MaxSize: MaxInitramfsSize,
+		// The stamp is empty and features.json a few bytes.
+		MaxFileSize: maxFeaturesSize,
 		Match: func(name string) bool {
 			p := unpackedPath(name)
 			if p == initrd.IgnitionPath || initrd.IsNetworkFile(p) {

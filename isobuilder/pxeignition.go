@@ -21,8 +21,9 @@ func WrapIgnition(config []byte) ([]byte, error) {
 // WrapIgnition or a customized live initramfs holds it), or ErrNoIgnitionInArchive.
 func UnwrapIgnition(r io.Reader) ([]byte, error) {
 	files, err := initrd.Read(r, initrd.ReadOptions{
-		MaxSize: MaxInitramfsSize,
-		Match:   func(p string) bool { return p == initrd.IgnitionPath },
+		MaxSize:     MaxInitramfsSize,
+		MaxFileSize: initrd.MaxIgnitionSize,
+		Match:       func(p string) bool { return p == initrd.IgnitionPath },
 	})
 	if err != nil {
 		return nil, err

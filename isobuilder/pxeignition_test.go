@@ -3,8 +3,12 @@ package isobuilder
 import (
 	"bytes"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/cavaliercoder/go-cpio"
+	"github.com/klauspost/compress/zstd"
 	"github.com/sno-iso/sno-iso/initrd"
 )
 
@@ -27,5 +31,37 @@ func TestWrapUnwrapIgnition(t *testing.T) {
 		if _, err := UnwrapIgnition(bytes.NewReader(other)); !errors.Is(err, ErrNoIgnitionInArchive) {
 			t.Errorf("an archive without config.ign: %v", err)
 		}
+	}
+}
+
+// A crafted initrd whose config.ign decompresses to 100 MiB is refused from the member's
+// header, not held in memory: an Ignition config is at most initrd.MaxIgnitionSize.
+func TestUnwrapIgnitionBoundsTheConfig(t *testing.T) {
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw := cpio.NewWriter(zw)
+	const size = 100 << 20
+	if err := cw.WriteHeader(&cpio.Header{Name: initrd.IgnitionPath, Mode: cpio.ModeRegular | 0o600, Size: size}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cw.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = UnwrapIgnition(bytes.NewReader(buf.Bytes()))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), initrd.IgnitionPath) || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("a %d-byte initrd holding a 100 MiB config.ign: %v", buf.Len(), err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 32<<20 {
+		t.Errorf("refusing it allocated %d bytes", allocated)
 	}
 }

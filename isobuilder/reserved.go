@@ -19,11 +19,10 @@ const maxPathTable = 1 << 20
 
 // reservedAreas lists the structures that the area rule protects besides the system area,
 // the volume descriptors and the primary directories: the path tables, the Joliet root
-// directory, the El Torito boot catalog, the backup GPT at the end of a hybrid image and the
-// ISO's own metadata files (coreos/igninfo.json and the others, metadata as found by
-// extents). Values that point nowhere sensible are skipped: they protect nothing, and
+// directory, the El Torito boot catalog, the backup GPT at the end of a hybrid image, and
+// the files protected as extents finds them (the ISO's metadata files, its boot files). Values that point nowhere sensible are skipped: they protect nothing, and
 // reading the ISO is not their check.
-func (l *LiveISO) reservedAreas(metadata []Record) ([]reservedArea, error) {
+func (l *LiveISO) reservedAreas(protected []reservedArea) ([]reservedArea, error) {
 	var reserved []reservedArea
 	add := func(name string, offset, length int64) {
 		if length > 0 && offset >= 0 && offset < l.size {
@@ -48,8 +47,8 @@ func (l *LiveISO) reservedAreas(metadata []Record) ([]reservedArea, error) {
 		return nil, err
 	}
 	reserved = append(reserved, backup...)
-	for _, rec := range metadata {
-		add("the metadata file "+rec.displayName(), rec.Offset(), int64(rec.Length))
+	for _, f := range protected {
+		add(f.name, f.Offset, f.Length)
 	}
 	return reserved, nil
 }

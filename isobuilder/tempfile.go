@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/filelock"
 )
 
 // Temporary files and directories beside outputs.
@@ -99,7 +101,7 @@ func createTempFile(dir *outDir, perm fs.FileMode) (*tempFile, error) {
 	if unnamedTemps {
 		f, err := openUnnamed(dir, perm)
 		if err == nil {
-			tryLock(f) // so that the name it may get before its own (see publish) reads as in use
+			filelock.TryLock(f, filelock.Exclusive) // so that the name it may get before its own (see publish) reads as in use
 			return &tempFile{f: f, dir: dir}, nil
 		}
 		if !errors.Is(err, errNoUnnamed) {
@@ -126,7 +128,7 @@ func createNamed(dir *outDir, create func(name string) (*os.File, error)) (*temp
 		t := &tempFile{f: f, dir: dir, name: newTempPrefix + suffix}
 		// Where locks fail (some network filesystems) no other run can take the lock
 		// either, so the temporary is never taken for a leftover.
-		tryLock(f)
+		filelock.TryLock(f, filelock.Exclusive)
 		if err := dir.root.Rename(t.name, tempPrefix+suffix); err != nil {
 			t.discard()
 			return nil, err
@@ -275,7 +277,7 @@ func isLeftover(root *os.Root, name string, now time.Time) bool {
 	switch {
 	case strings.HasPrefix(name, newTempPrefix):
 		return age > newTempGrace
-	case !locksShowOwner:
+	case !filelock.Supported:
 		return age > unlockedTempAge
 	}
 	lockName := name
@@ -283,10 +285,14 @@ func isLeftover(root *os.Root, name string, now time.Time) bool {
 		lockName = filepath.Join(name, tempLockName)
 	}
 	f, err := root.OpenFile(lockName, os.O_RDWR, 0)
+	if info.IsDir() && errors.Is(err, fs.ErrNotExist) {
+		// No lock yet (just made), or none any more (a removal cut short by a kill).
+		return age > newTempGrace
+	}
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	free, err := tryLock(f)
+	free, err := filelock.TryLock(f, filelock.Exclusive)
 	return err == nil && free
 }

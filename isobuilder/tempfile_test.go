@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/filelock"
 )
 
 // useNamedTemps makes the test take the fallback used where O_TMPFILE is unavailable.
@@ -80,7 +82,7 @@ func TestTempFileNames(t *testing.T) {
 // files that are not temporaries, and checks that the next output written there removes
 // exactly the leftovers.
 func TestSweepRemovesLeftovers(t *testing.T) {
-	if !locksShowOwner {
+	if !filelock.Supported {
 		t.Skip("no advisory locks to tell a live temporary here; leftovers are removed after a day")
 	}
 	useNamedTemps(t)

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -16,16 +14,6 @@ import (
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/nmstate"
-)
-
-// The files of a node directory, the layout serve reads.
-const (
-	DirIgnition = "bootstrap-in-place-for-live-iso.ign"
-	DirConfig   = "sno.yaml"
-	// DirNMState and DirAgentConfig are optional: the node's network as an NMState
-	// document, or as the agent-config.yaml of the agent-based installer.
-	DirNMState     = "nmstate.yaml"
-	DirAgentConfig = "agent-config.yaml"
 )
 
 // maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
@@ -52,28 +40,9 @@ type Inputs struct {
 	// the network and, when nothing else does, the installation disk.
 	AgentConfigPath string
 	AgentHost       string
-}
-
-// DirInputs are the inputs of a node directory: dir/bootstrap-in-place-for-live-iso.ign and,
-// when they exist, dir/sno.yaml (paths in it are relative to it), dir/nmstate.yaml and
-// dir/agent-config.yaml (with one host).
-func DirInputs(dir string) Inputs {
-	in := Inputs{IgnitionPath: filepath.Join(dir, DirIgnition), ConfigPath: filepath.Join(dir, DirConfig)}
-	if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
-		in.ConfigPath = ""
-	}
-	if p := filepath.Join(dir, DirNMState); exists(p) {
-		in.NetworkNMState = []string{p}
-	}
-	if p := filepath.Join(dir, DirAgentConfig); exists(p) {
-		in.AgentConfigPath = p
-	}
-	return in
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return !errors.Is(err, fs.ErrNotExist)
+	// CheckConfig, when set, vets sno.yaml once parsed: an error refuses the node (the nodes
+	// directory's rule that a node's files stay inside its directory, nodedir.CheckConfined).
+	CheckConfig func(*coreos.Config) error
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
@@ -113,6 +82,11 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 		files = append(files, in.ConfigPath)
 		if cfg, err = coreos.LoadConfig(in.ConfigPath); err != nil {
 			return nil, files, err
+		}
+		if in.CheckConfig != nil {
+			if err := in.CheckConfig(cfg); err != nil {
+				return nil, files, err
+			}
 		}
 		// The same rule as when the URL is written into the kernel arguments, checked now so
 		// that a node is refused as a whole, not when its minimal ISO is first asked for.

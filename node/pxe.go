@@ -26,20 +26,31 @@ type PXESet struct {
 // served (an http(s) URL without a trailing slash), or empty for loaders that fetch files
 // relative to their configuration.
 func (n *Node) PXE(iso *isobuilder.LiveISO, baseURL string) (*PXESet, error) {
-	s := &PXESet{iso: iso, node: n, files: map[string]isobuilder.PXEFile{}}
-	for _, name := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
-		f, err := iso.PXEFile(name)
-		if err != nil {
-			return nil, &ISOError{Err: err}
-		}
-		s.files[name] = f
+	files, err := PXEFiles(iso)
+	if err != nil {
+		return nil, &ISOError{Err: err}
 	}
+	s := &PXESet{iso: iso, node: n, files: files}
 	kargs, err := PXEKargs(iso, n.LiveKargs)
 	if err != nil {
 		return nil, &ISOError{Err: err}
 	}
 	s.layout = BootLayout{BaseURL: baseURL, Kargs: kargs}
 	return s, nil
+}
+
+// PXEFiles finds the kernel, initramfs and rootfs of iso, by the names a PXE directory gives
+// them.
+func PXEFiles(iso *isobuilder.LiveISO) (map[string]isobuilder.PXEFile, error) {
+	files := map[string]isobuilder.PXEFile{}
+	for _, name := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
+		f, err := iso.PXEFile(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = f
+	}
+	return files, nil
 }
 
 // Layout is what the boot configurations say.
@@ -75,11 +86,11 @@ func (s *PXESet) Size(name string) int64 {
 // *ISOError.
 func (s *PXESet) Write(ctx context.Context, name string, w io.Writer, progress isobuilder.Progress) error {
 	if name == isobuilder.PXEInitramfs {
-		stock := s.files[name]
-		if err := isobuilder.CustomizeInitramfs(w, s.iso.PXEFileReader(stock), s.node.Payload); err != nil {
+		initramfs, err := s.initramfs()
+		if err != nil {
 			return &ISOError{Err: err}
 		}
-		return nil
+		return initramfs.writeTo(w)
 	}
 	if f, ok := s.files[name]; ok {
 		return s.iso.CopyPXEFile(ctx, w, f, progress)
@@ -90,6 +101,15 @@ func (s *PXESet) Write(ctx context.Context, name string, w io.Writer, progress i
 	}
 	_, err := w.Write(data)
 	return err
+}
+
+// initramfs is the node's initramfs over the ISO's, as a server composes it.
+func (s *PXESet) initramfs() (*Composed, error) {
+	stock, err := InspectInitramfs(s.iso)
+	if err != nil {
+		return nil, err
+	}
+	return s.node.Initramfs(stock)
 }
 
 // BootIPXE renders the node's iPXE script for the PXE files served under baseURL.

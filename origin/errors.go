@@ -16,6 +16,10 @@ var (
 	ErrChanged = errors.New("the object changed at the origin")
 	// ErrStatus says the origin answered with an error status.
 	ErrStatus = errors.New("unexpected status")
+	// ErrNoValidator says the origin names no version of the object: with neither a strong
+	// ETag nor Last-Modified, a replaced object could not be told from the opened one.
+	ErrNoValidator = errors.New("the origin sends neither a strong ETag nor Last-Modified, so a replaced object " +
+		"could not be told apart from the one opened")
 	// ErrBadResponse says the origin's answer does not describe the bytes asked for.
 	ErrBadResponse = errors.New("malformed answer")
 )

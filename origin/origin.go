@@ -15,9 +15,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Defaults of Options.
@@ -116,7 +118,7 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 	if resp.StatusCode != http.StatusPartialContent {
 		return nil, o.fail(0, o.statusError(resp))
 	}
-	cr, err := ParseContentRange(resp.Header.Get("Content-Range"))
+	cr, err := knownRange(resp.Header)
 	// More than asked for would be allocated as it is announced: refuse it.
 	if err != nil || cr.First != 0 || cr.Last >= o.opts.BlockSize {
 		return nil, o.fail(0, &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: Content-Range %q for bytes 0-%d", ErrBadResponse, resp.Header.Get("Content-Range"), o.opts.BlockSize-1)})
@@ -126,14 +128,15 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 		// Redirected (to a CDN, a signed location): getDirect does not follow redirects.
 		o.direct = false
 	}
-	if etag := resp.Header.Get("ETag"); strongETag(etag) {
-		o.etag, o.ifRange = etag, etag
+	if etag := resp.Header.Get("ETag"); httpsem.IsStrong(etag) {
+		o.etag = etag
 	}
+	o.ifRange = httpsem.RangeValidator(resp.Header)
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		o.lastModified = t.UTC()
-		if o.ifRange == "" {
-			o.ifRange = resp.Header.Get("Last-Modified")
-		}
+	}
+	if o.ifRange == "" {
+		return nil, &Error{URL: o.display, Status: resp.StatusCode, Err: ErrNoValidator}
 	}
 	data := make([]byte, cr.Last+1)
 	n, err := io.ReadFull(resp.Body, data)
@@ -280,10 +283,10 @@ func (o *Object) checkRange(resp *http.Response, off, n int64) error {
 	default:
 		return o.statusError(resp)
 	}
-	if etag := resp.Header.Get("ETag"); o.etag != "" && etag != "" && etag != o.etag {
+	if etag := resp.Header.Get("ETag"); o.etag != "" && etag != "" && !httpsem.StrongMatch(etag, o.etag) {
 		return o.changedError(fmt.Sprintf("ETag %s, opened as %s", etag, o.etag))
 	}
-	cr, err := ParseContentRange(resp.Header.Get("Content-Range"))
+	cr, err := knownRange(resp.Header)
 	if err != nil {
 		return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: %v", ErrBadResponse, err)}
 	}
@@ -405,15 +408,13 @@ func transportError(err error) error {
 
 // Redact returns scheme://host/path of rawURL: the query and user info of a pre-signed or
 // authenticated URL are credentials, not for logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
-}
+func Redact(rawURL string) string { return redact.URL(rawURL) }
 
-// strongETag reports whether etag is a strong entity tag: quoted, without W/.
-func strongETag(etag string) bool {
-	return len(etag) >= 2 && strings.HasPrefix(etag, `"`) && strings.HasSuffix(etag, `"`) && !strings.Contains(etag[1:len(etag)-1], `"`)
+// knownRange reads the Content-Range of a 206: bytes of an object whose size is known.
+func knownRange(h http.Header) (httpsem.ContentRange, error) {
+	cr, err := httpsem.ParseContentRange(h.Get("Content-Range"))
+	if err == nil && (!cr.Satisfied() || cr.Size < 0) {
+		err = fmt.Errorf("Content-Range %q of a 206 does not name bytes of a known size", h.Get("Content-Range"))
+	}
+	return cr, err
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // testOrigin serves one object with Range, If-Range and ETag as an object store does, and
@@ -392,24 +394,53 @@ func TestCredentialsStayOutOfErrors(t *testing.T) {
 	}
 }
 
-func TestParseContentRange(t *testing.T) {
-	good := map[string]ContentRange{
-		"bytes 0-0/1":         {0, 0, 1},
-		"bytes 5-1023/100000": {5, 1023, 100000},
+// TestKnownRange: a 206 must name bytes of a known size; the header's syntax is httpsem's.
+func TestKnownRange(t *testing.T) {
+	good := map[string]httpsem.ContentRange{
+		"bytes 0-0/1":         {First: 0, Last: 0, Size: 1},
+		"bytes 5-1023/100000": {First: 5, Last: 1023, Size: 100000},
 	}
 	for s, want := range good {
-		got, err := ParseContentRange(s)
-		if err != nil || got != want || got.String() != s {
+		got, err := knownRange(http.Header{"Content-Range": {s}})
+		if err != nil || got != want {
 			t.Errorf("%q: %+v, %v", s, got, err)
 		}
 	}
-	for _, s := range []string{"", "bytes */100", "bytes 0-9/*", "bytes 9-0/100", "bytes 0-100/100", "bytes -1-5/10",
-		"bytes 0-5/+10", "items 0-5/10", "bytes 0-5", "bytes 0 -5/10", "bytes 0-99999999999999999999/1"} {
-		if cr, err := ParseContentRange(s); err == nil {
+	for _, s := range []string{"", "bytes */100", "bytes 0-9/*", "bytes 9-0/100", "bytes 0-100/100", "items 0-5/10"} {
+		if cr, err := knownRange(http.Header{"Content-Range": {s}}); err == nil {
 			t.Errorf("%q parsed as %+v", s, cr)
 		}
 	}
 	if _, err := Open(context.Background(), "ftp://x/y", Options{}); !errors.Is(err, ErrNotHTTP) {
 		t.Errorf("ftp URL: %v", err)
+	}
+}
+
+// An origin that names no version (no strong ETag, no Last-Modified) cannot be pinned: a
+// replaced object would be served as a mix of two versions. Open refuses it.
+func TestOriginWithoutValidatorIsRefused(t *testing.T) {
+	data := randomBytes(10_000)
+	for name, etag := range map[string]string{"none": "", "weak ETag": `W/"v1"`} {
+		t.Run(name, func(t *testing.T) {
+			o := newTestOrigin(t, data)
+			o.handler = func(w http.ResponseWriter, r *http.Request) {
+				if etag != "" {
+					w.Header().Set("ETag", etag)
+				}
+				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+			}
+			_, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions())
+			if !errors.Is(err, ErrNoValidator) || !strings.Contains(err.Error(), "Last-Modified") {
+				t.Fatalf("Open: %v, want ErrNoValidator naming what is missing", err)
+			}
+		})
+	}
+	// Last-Modified alone pins the version.
+	o := newTestOrigin(t, data)
+	o.handler = func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), bytes.NewReader(data))
+	}
+	if _, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions()); err != nil {
+		t.Fatalf("Open with Last-Modified only: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // maxBody bounds what is read of any BMC answer: Redfish resources are a few KiB.
@@ -177,7 +177,7 @@ func (c *Client) doRetrying(ctx context.Context, r request) (*response, error) {
 		if wait == 0 || wait > c.opts.Retry.Max {
 			wait = c.opts.Retry.delay(attempt)
 		}
-		if err := httpwait.Sleep(ctx, wait); err != nil {
+		if err := httpsem.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // patch sends a PATCH with If-Match set to the resource's ETag, read again when a change
@@ -47,8 +49,8 @@ func (c *Client) forget(path string) {
 func ifMatchLadder(etag string) []string {
 	etag = strings.TrimSpace(etag)
 	tries := []string{etag}
-	if strong, weak := strings.CutPrefix(etag, "W/"); weak && strings.HasPrefix(strong, `"`) {
-		tries = append(tries, strong)
+	if tag, err := httpsem.ParseETag(etag); err == nil && tag.Weak {
+		tries = append(tries, httpsem.ETag{Opaque: tag.Opaque}.String())
 	}
 	if etag != "" {
 		tries = append(tries, "")

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // Backoff paces retries and polls: the first wait is Base, doubled each time up to Max, for
@@ -37,13 +37,7 @@ func (b Backoff) withDefaults() Backoff {
 }
 
 // delay is the wait after the attempt-th try (from 1).
-func (b Backoff) delay(attempt int) time.Duration {
-	d := b.Base
-	for i := 1; i < attempt && d < b.Max; i++ {
-		d *= 2
-	}
-	return min(d, b.Max)
-}
+func (b Backoff) delay(attempt int) time.Duration { return httpsem.Backoff(b.Base, b.Max, attempt) }
 
 // transientMessages are refusals that mean "not now": Dell's SYS518 (the iDRAC is busy),
 // iLO's refusals while the System is in POST or changing state.
@@ -68,6 +62,6 @@ const maxRetryAfter = 5 * time.Minute
 // parseRetryAfter reads a Retry-After header, clamped to maxRetryAfter; ok is false when the
 // header is absent or malformed.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	wait, ok := httpwait.RetryAfter(v, now)
+	wait, ok := httpsem.RetryAfter(v, now)
 	return min(wait, maxRetryAfter), ok
 }

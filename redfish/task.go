@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/httpwait"
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // task is what the client reads of a Task resource returned by a finished task monitor.
@@ -30,7 +30,7 @@ func (c *Client) followTask(ctx context.Context, accepted *response) (*response,
 		if !ok {
 			wait = c.opts.Retry.Poll
 		}
-		if err := httpwait.Sleep(ctx, wait); err != nil {
+		if err := httpsem.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		var err error

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // maxRanges bounds the ranges of one request; more, or ranges that overlap into more bytes
@@ -19,7 +21,7 @@ const maxRanges = 64
 type byteRange struct{ off, n int64 }
 
 func (r byteRange) contentRange(size int64) string {
-	return fmt.Sprintf("bytes %d-%d/%d", r.off, r.off+r.n-1, size)
+	return httpsem.ContentRange{First: r.off, Last: r.off + r.n - 1, Size: size}.String()
 }
 
 // serveArtifact answers a GET or HEAD for a: preconditions (RFC 9110 section 13.2.2), then
@@ -45,7 +47,7 @@ func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact, writeTim
 
 	ranges, err := requestedRanges(r, a)
 	if err != nil {
-		h.Set("Content-Range", fmt.Sprintf("bytes */%d", a.size))
+		h.Set("Content-Range", httpsem.Unsatisfied(a.size).String())
 		http.Error(w, err.Error(), http.StatusRequestedRangeNotSatisfiable)
 		return nil
 	}
@@ -104,14 +106,14 @@ func serveArtifact(w http.ResponseWriter, r *http.Request, a *artifact, writeTim
 // a date (RFC 9110 sections 13.1.3 and 13.1.4).
 func preconditions(r *http.Request, a *artifact) int {
 	if im := r.Header.Get("If-Match"); im != "" {
-		if !etagListMatches(im, a.etag, true) {
+		if !httpsem.ListMatches(im, a.etag, true) {
 			return http.StatusPreconditionFailed
 		}
 	} else if t, ok := httpDate(r.Header.Get("If-Unmodified-Since")); ok && a.datesValidate && a.modTime.After(t) {
 		return http.StatusPreconditionFailed
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
-		if etagListMatches(inm, a.etag, false) {
+		if httpsem.ListMatches(inm, a.etag, false) {
 			return http.StatusNotModified
 		}
 	} else if t, ok := httpDate(r.Header.Get("If-Modified-Since")); ok && a.datesValidate && !a.modTime.After(t) {
@@ -129,7 +131,7 @@ func requestedRanges(r *http.Request, a *artifact) ([]byteRange, error) {
 	if header == "" || !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
 		return nil, nil
 	}
-	if !ifRangeMatches(r.Header.Get("If-Range"), a) {
+	if !httpsem.IfRangeHolds(r.Header.Get("If-Range"), a.etag, a.modTime, a.datesValidate) {
 		return nil, nil
 	}
 	ranges, err := parseRanges(set, a.size)
@@ -144,20 +146,6 @@ func requestedRanges(r *http.Request, a *artifact) ([]byteRange, error) {
 		return nil, nil
 	}
 	return ranges, nil
-}
-
-// ifRangeMatches reports whether If-Range still names this content: the same strong ETag,
-// or exactly its Last-Modified date when dates validate it (a date is only strong if it is
-// the one we sent).
-func ifRangeMatches(ifRange string, a *artifact) bool {
-	if ifRange == "" {
-		return true
-	}
-	if strings.HasPrefix(ifRange, `"`) || strings.HasPrefix(ifRange, "W/") {
-		return ifRange == a.etag
-	}
-	t, ok := httpDate(ifRange)
-	return ok && a.datesValidate && t.Equal(a.modTime)
 }
 
 // parseRanges parses a bytes range set ("0-99, 200-, -50") against size: unsatisfiable
@@ -217,27 +205,6 @@ func rangeNumber(s string) (int64, error) {
 		return 0, errors.New("not a number")
 	}
 	return strconv.ParseInt(s, 10, 64)
-}
-
-// etagListMatches compares etag with a list of entity tags or "*": strongly (both strong
-// and equal) for If-Match, weakly (equal opaque tags) for If-None-Match.
-func etagListMatches(list, etag string, strong bool) bool {
-	if strings.TrimSpace(list) == "*" {
-		return true
-	}
-	for tag := range strings.SplitSeq(list, ",") {
-		tag = strings.TrimSpace(tag)
-		if weak := strings.TrimPrefix(tag, "W/"); weak != tag {
-			if strong {
-				continue
-			}
-			tag = weak
-		}
-		if tag == etag {
-			return true
-		}
-	}
-	return false
 }
 
 func httpDate(s string) (time.Time, bool) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sno-iso/sno-iso/coreos"
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
@@ -22,7 +21,7 @@ var advice = []struct {
 	hint string
 }{
 	{isobuilder.ErrCustomized, "; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again"},
-	{embed.ErrKargsDisagree, ", `sno-iso kargs reset` restores the defaults"},
+	{isobuilder.ErrKargsDisagree, ", `sno-iso kargs reset` restores the defaults"},
 	{coreos.ErrNotBootstrapInPlace, ", or pass --allow-any-ignition to embed this config unchanged"},
 	{coreos.ErrNoInstallationDisk, ", or --installation-disk"},
 	{coreos.ErrKargRemoval, "; remove them with --delete-karg (coreOSInstallation.deleteKargs) instead"},
@@ -32,6 +31,8 @@ var advice = []struct {
 	{serve.ErrNodesNotDir, "; " + nodesDirAdvice},
 	{isobuilder.ErrOutsideOutputDir, "; remove the link, or choose another output directory"},
 	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
+	{origin.ErrNoValidator, "; serve the ISO from a server that sends ETag or Last-Modified (nginx, S3 do), " +
+		"or fetch it once with `sno-iso download --url URL --sha256 HEX` and pass its path to --iso"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
 	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},
 }

@@ -11,17 +11,14 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
-	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/input"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/redfish"
 	"github.com/urfave/cli/v2"
-	"gopkg.in/yaml.v3"
 )
 
 // The environment variables that carry BMC credentials: never a flag, so never on argv.
@@ -29,9 +26,6 @@ const (
 	envBMCUsername = "SNO_ISO_BMC_USERNAME"
 	envBMCPassword = "SNO_ISO_BMC_PASSWORD"
 )
-
-// maxCredentialsFile bounds a credentials file, which holds two short lines.
-const maxCredentialsFile = 64 << 10
 
 // maxCAFile bounds --ca-file: a bundle of every public CA takes well under 1 MiB.
 const maxCAFile = 4 << 20
@@ -118,21 +112,21 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 	var nodeCredentials string
 	switch nodeDir := c.String("node"); {
 	case nodeDir != "" && address != "":
-		return nil, usagef("give --bmc or --node, not both: --node takes the address from the node's %s", node.DirConfig)
+		return nil, usagef("give --bmc or --node, not both: --node takes the address from the node's %s", nodedir.ConfigFile)
 	case nodeDir != "":
-		cfg, err := coreos.LoadConfig(filepath.Join(nodeDir, node.DirConfig))
+		b, err := nodedir.LoadBMC(nodeDir)
+		if errors.Is(err, nodedir.ErrNoBMC) {
+			return nil, fmt.Errorf("%w: add one with address: (and credentialsFile:), or use --bmc", err)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if cfg.BMC == nil {
-			return nil, fmt.Errorf("%s has no bmc section: add one with address: (and credentialsFile:), or use --bmc", cfg.Path)
-		}
-		t.node = filepath.Base(filepath.Clean(nodeDir))
-		address, nodeCredentials = cfg.BMC.Address, cfg.BMC.CredentialsFile
+		t.node = b.Node
+		address, nodeCredentials = b.Address, b.CredentialsFile
 		if t.system == "" {
-			t.system = cfg.BMC.SystemID
+			t.system = b.SystemID
 		}
-		t.insecure = t.insecure || cfg.BMC.Insecure
+		t.insecure = t.insecure || b.Insecure
 	case address == "":
 		return nil, usagef("%s needs --bmc ADDRESS or --node DIR/NODE (see --help)", c.Command.HelpName)
 	}
@@ -169,33 +163,14 @@ func bmcCredentials(flagFile, nodeFile string, stderr io.Writer) (redfish.Creden
 	return redfish.Credentials{}, nil
 }
 
-// readCredentialsFile reads a YAML file with username: and password: keys, the keys of a
-// Metal3 BMC Secret, so that `oc extract`ed values fit without renaming.
+// readCredentialsFile reads the account in a Metal3 BMC Secret's keys, warning when other
+// users can read it.
 func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, error) {
-	const what = "a credentials file"
-	f, info, err := input.OpenRegular(path, what)
-	if err != nil {
-		return redfish.Credentials{}, fmt.Errorf("credentials file: %w", err)
+	c, exposed, err := nodedir.ReadCredentials(path)
+	if exposed {
+		fmt.Fprintf(stderr, "Warning: %s can be read by other users; chmod 600 it\n", path)
 	}
-	defer f.Close()
-	if info.Mode().IsRegular() && info.Mode().Perm()&0o077 != 0 {
-		fmt.Fprintf(stderr, "Warning: %s can be read by other users (mode %04o); chmod 600 it\n", path, info.Mode().Perm())
-	}
-	data, err := input.Read(f, path, maxCredentialsFile, what+" (username: and password:)")
-	if err != nil {
-		return redfish.Credentials{}, fmt.Errorf("credentials file: %w", err)
-	}
-	var file struct {
-		Username string `yaml:"username"`
-		Password string `yaml:"password"`
-	}
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	dec.KnownFields(true)
-	// The parser's message may quote the file, which holds the password: do not show it.
-	if err := dec.Decode(&file); err != nil || file.Username == "" || file.Password == "" {
-		return redfish.Credentials{}, fmt.Errorf("credentials file %s must be YAML with exactly the keys username: and password:, both set", path)
-	}
-	return redfish.Credentials{Username: file.Username, Password: file.Password}, nil
+	return redfish.Credentials{Username: c.Username, Password: c.Password}, err
 }
 
 // bmcClient connects to the target with the TLS, trace and pacing the flags ask for.
@@ -364,34 +339,15 @@ func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 	if c.Bool("open") && c.IsSet("secret-file") {
 		return "", usagef("--open names the plain URL of a server without a secret: leave out --secret-file")
 	}
-	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), servedAccess{secretFile: c.String("secret-file"), open: c.Bool("open")})
+	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), nodedir.Access{SecretFile: c.String("secret-file"), Open: c.Bool("open")})
 }
 
-// servedAccess is how `sno-iso serve` publishes the nodes: under the secret of secretFile
-// (default: the nodes directory's), or with open under plain URLs.
-type servedAccess struct {
-	secretFile string
-	open       bool
-}
-
-// servedISOURL is the URL at which `sno-iso serve` offers the ISO of the node in nodeDir:
-// the capability URL that `serve urls` prints, its token derived from the secret the server
-// reads, or the plain URL of an open server.
-func servedISOURL(serveURL, nodeDir string, minimal bool, access servedAccess) (string, error) {
-	nodeDir = filepath.Clean(nodeDir)
-	var secret *capability.Secret
-	if !access.open {
-		path := access.secretFile
-		if path == "" {
-			// serve keeps the secret in the nodes directory, the node directory's parent.
-			path = capability.SecretPath(filepath.Dir(nodeDir))
-		}
-		var err error
-		if secret, err = capability.ReadSecretFile(path); err != nil {
-			return "", servedSecretAdvice(err)
-		}
+// servedISOURL is the URL at which `sno-iso serve` offers the ISO of the node in nodeDir.
+func servedISOURL(serveURL, nodeDir string, minimal bool, access nodedir.Access) (string, error) {
+	urls, err := nodedir.ServedURLs(serveURL, nodeDir, access)
+	if err != nil {
+		return "", servedSecretAdvice(err)
 	}
-	urls := capability.NodeURLs(serveURL, secret, filepath.Base(nodeDir))
 	if minimal {
 		return urls.MinimalISO, nil
 	}

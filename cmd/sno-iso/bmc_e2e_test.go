@@ -11,7 +11,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/testenv"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
 
@@ -36,8 +36,8 @@ func bootServedNode(t *testing.T, iso string, p redfishtest.Profile, ignition []
 	bmc := startFakeBMC(t, redfishtest.Config{Profile: p, FetchDir: t.TempDir(), OnBoot: func(b redfishtest.Boot) { boots <- b }})
 	nodes := t.TempDir()
 	nodeDir := writeBMCNode(t, nodes, "sno", bmc.URL()+bmc.SystemPath(), installation)
-	cfg := filepath.Join(nodeDir, node.DirConfig)
-	ign := filepath.Join(nodeDir, node.DirIgnition)
+	cfg := filepath.Join(nodeDir, nodedir.ConfigFile)
+	ign := filepath.Join(nodeDir, nodedir.IgnitionFile)
 	if err := os.WriteFile(ign, ignition, 0o600); err != nil {
 		t.Fatal(err)
 	}

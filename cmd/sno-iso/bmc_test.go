@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/redfish/redfishtest"
 )
 
@@ -195,7 +195,7 @@ func writeBMCNode(t *testing.T, nodes, name, address, installation string) strin
 	if err := os.WriteFile(creds, []byte("username: "+bmcUser+"\npassword: "+bmcPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, node.DirConfig), installation+"bmc:\n  address: "+address+"\n  credentialsFile: bmc-credentials.yaml\n")
+	writeFile(t, filepath.Join(dir, nodedir.ConfigFile), installation+"bmc:\n  address: "+address+"\n  credentialsFile: bmc-credentials.yaml\n")
 	return dir
 }
 
@@ -271,19 +271,19 @@ func TestServedISOURL(t *testing.T) {
 	for _, tt := range []struct {
 		serve, node string
 		minimal     bool
-		access      servedAccess
+		access      nodedir.Access
 		want        string
 	}{
-		{"http://10.0.0.1:8080", filepath.Join(nodes, "sno"), false, servedAccess{}, "http://10.0.0.1:8080/" + token + "/sno.iso"},
-		{"http://10.0.0.1:8080/", filepath.Join(nodes, "sno") + "/", true, servedAccess{}, "http://10.0.0.1:8080/" + token + "/sno-minimal.iso"},
-		{"https://h/media/", "elsewhere/sno", false, servedAccess{secretFile: filepath.Join(nodes, capability.SecretFileName)}, "https://h/media/" + token + "/sno.iso"},
-		{"http://h/media/", "elsewhere/node-a", false, servedAccess{open: true}, "http://h/media/node-a.iso"},
+		{"http://10.0.0.1:8080", filepath.Join(nodes, "sno"), false, nodedir.Access{}, "http://10.0.0.1:8080/" + token + "/sno.iso"},
+		{"http://10.0.0.1:8080/", filepath.Join(nodes, "sno") + "/", true, nodedir.Access{}, "http://10.0.0.1:8080/" + token + "/sno-minimal.iso"},
+		{"https://h/media/", "elsewhere/sno", false, nodedir.Access{SecretFile: filepath.Join(nodes, capability.SecretFileName)}, "https://h/media/" + token + "/sno.iso"},
+		{"http://h/media/", "elsewhere/node-a", false, nodedir.Access{Open: true}, "http://h/media/node-a.iso"},
 	} {
 		if got, err := servedISOURL(tt.serve, tt.node, tt.minimal, tt.access); err != nil || got != tt.want {
 			t.Errorf("servedISOURL(%q, %q, %v, %+v) = %q, %v; want %q", tt.serve, tt.node, tt.minimal, tt.access, got, err, tt.want)
 		}
 	}
-	if _, err := servedISOURL("http://h", "elsewhere/sno", false, servedAccess{}); !errors.Is(err, capability.ErrNoSecret) {
+	if _, err := servedISOURL("http://h", "elsewhere/sno", false, nodedir.Access{}); !errors.Is(err, capability.ErrNoSecret) {
 		t.Errorf("without a secret: %v, want one wrapping capability.ErrNoSecret", err)
 	}
 }
@@ -301,7 +301,7 @@ func TestBMCBadInput(t *testing.T) {
 	noCDTarget.BootTargets = []string{"Pxe", "Hdd"}
 	pxeOnly := startFakeBMC(t, redfishtest.Config{Profile: noCDTarget})
 	noBMCNode := t.TempDir()
-	writeFile(t, filepath.Join(noBMCNode, node.DirConfig), serveSnoYAML)
+	writeFile(t, filepath.Join(noBMCNode, nodedir.ConfigFile), serveSnoYAML)
 	iloNode := writeBMCNode(t, t.TempDir(), "sno", ilo.URL(), serveSnoYAML)
 
 	for _, tt := range []struct {

@@ -76,13 +76,14 @@ func build(c *cli.Context) error {
 	}
 	// Everything is validated: warnings now, so that errors come alone.
 	printWarnings(c.App.ErrWriter, append(n.Warnings, media.Warnings...))
-	if media.Derived != nil {
-		err = writeDerived(c, media.Derived, media.Image, out, inputs)
-	} else {
-		err = writeResult(c, media.Image, isoPath, out, inputs)
-	}
-	if err != nil || out == "-" {
+	o, done, err := outputFor(c, media.Image.Size(), isoPath, out, inputs)
+	if err != nil {
 		return err
+	}
+	err = media.Write(c.Context, o)
+	done()
+	if err != nil || out == "-" {
+		return existsAdvice(c, err)
 	}
 	abs, _ := filepath.Abs(out)
 	if minimal && opts.RootfsURL == "" {

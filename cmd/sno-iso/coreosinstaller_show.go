@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -79,7 +78,7 @@ func devShowISO(c *cli.Context) error {
 			area := iso.IgnitionArea()
 			doc = showArea{Offset: area.Offset, Length: area.Length}
 		} else {
-			doc = kargsDocument(iso.Kargs())
+			doc = kargsDocument(iso)
 		}
 	} else if doc, err = volumeDocument(path); err != nil {
 		return err
@@ -90,7 +89,8 @@ func devShowISO(c *cli.Context) error {
 	return enc.Encode(doc)
 }
 
-func kargsDocument(k *embed.Kargs) *showKargsDoc {
+func kargsDocument(iso *isobuilder.LiveISO) *showKargsDoc {
+	k := iso.Kargs()
 	if k == nil {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/capability"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -188,11 +188,11 @@ func TestDeployManifests(t *testing.T) {
 				t.Errorf("node volume %s mounts Secret %s, which the kustomization does not have", vm.Name, v.Secret.SecretName)
 				continue
 			}
-			if _, ok := s.StringData[node.DirIgnition]; !ok {
-				t.Errorf("Secret %s has no %s", s.Name, node.DirIgnition)
+			if _, ok := s.StringData[nodedir.IgnitionFile]; !ok {
+				t.Errorf("Secret %s has no %s", s.Name, nodedir.IgnitionFile)
 			}
-			if _, ok := s.StringData[node.DirConfig]; !ok {
-				t.Errorf("Secret %s has no %s", s.Name, node.DirConfig)
+			if _, ok := s.StringData[nodedir.ConfigFile]; !ok {
+				t.Errorf("Secret %s has no %s", s.Name, nodedir.ConfigFile)
 			}
 		}
 	}

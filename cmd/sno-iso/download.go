@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/coreos/stream-metadata-go/stream"
 	"github.com/sno-iso/sno-iso/download"
 	"github.com/sno-iso/sno-iso/internal/input"
+	"github.com/sno-iso/sno-iso/internal/redact"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -52,6 +54,8 @@ func streamFlags() []cli.Flag {
 		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
 		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
 		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
+		&cli.StringFlag{Name: "fetch-retries", Value: strconv.Itoa(download.NewFetcher().Retries), Usage: "retry a failed request up to `N` times in a row, or infinite (errors that cannot go away, such as 404, fail at once)"},
+		&cli.StringFlag{Name: "max-size", Value: "8GiB", Usage: "refuse a download whose server declares no length beyond `SIZE` (bytes, or with KiB, MiB, GiB)"},
 	}
 }
 
@@ -163,6 +167,13 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 	d := &downloader{progress: newDownloadProgress(c.App.ErrWriter)}
 	f := download.NewFetcher()
 	f.Progress = d.progress
+	var err error
+	if f.Retries, err = parseRetries(c.String("fetch-retries")); err != nil {
+		return nil, err
+	}
+	if f.MaxSize, err = parseByteSize("max-size", c.String("max-size")); err != nil {
+		return nil, err
+	}
 	d.cache = &download.Cache{Dir: dir, Fetcher: f}
 	if file := c.String("keyring"); file != "" {
 		data, err := input.ReadFile(file, maxKeyringSize, "an OpenPGP keyring")
@@ -202,7 +213,7 @@ func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]down
 func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, error) {
 	a := download.Artifact{URL: c.String("url"), SHA256: c.String("sha256")}
 	if a.Name() == "" {
-		return nil, usagef("--url %s names no file: give the URL of the file itself", a.URL)
+		return nil, usagef("--url %s names no file: give the URL of the file itself", redact.URL(a.URL))
 	}
 	if c.String("keyring") != "" {
 		a.SignatureURL = a.URL + ".sig" // where Fedora CoreOS publishes them
@@ -214,12 +225,12 @@ func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, erro
 		}
 		sums, err := download.ParseSHA256Sums(data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sumsURL, err)
+			return nil, fmt.Errorf("%s: %w", redact.URL(sumsURL), err)
 		}
 		name := a.Name()
 		digest, ok := sums[name]
 		if !ok {
-			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s", sumsURL, name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
+			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s", redact.URL(sumsURL), name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
 		}
 		a.SHA256 = digest
 	}
@@ -233,13 +244,17 @@ func (d *downloader) get(c *cli.Context, a download.Artifact) (string, error) {
 	d.progress.finish()
 	switch {
 	case errors.Is(err, context.Canceled):
-		return "", fmt.Errorf("download of %s interrupted; the next run resumes it", a.URL)
+		return "", fmt.Errorf("download of %s interrupted; the next run resumes it", redact.URL(a.URL))
 	case errors.Is(err, download.ErrNoSignature):
 		return "", fmt.Errorf("%w; RHCOS streams publish no signatures (the sha256 from the signed installer is the check): drop --keyring", err)
 	case err != nil:
 		var mismatch *download.DigestMismatchError
 		if errors.As(err, &mismatch) {
 			return "", fmt.Errorf("%w; the download was deleted: check that the stream or digest matches the file the URL serves", err)
+		}
+		var tooLarge *download.TooLargeError
+		if errors.As(err, &tooLarge) && !tooLarge.Declared {
+			return "", fmt.Errorf("%w; the download was deleted: raise --max-size if the file is really this large", err)
 		}
 		return "", err
 	}

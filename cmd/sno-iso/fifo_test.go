@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // `inspect FIFO` (and the drop-in's `dev show iso FIFO`) used to wait in open(2) for a writer, deaf to Ctrl-C: it fails at once,
@@ -60,7 +60,7 @@ func TestFileOptionsRefuseNamedPipe(t *testing.T) {
 	}
 	nodeFIFO := filepath.Join(nodeDir, "bmc-credentials.yaml")
 	fixtures.NamedPipe(t, nodeFIFO)
-	writeFile(t, filepath.Join(nodeDir, node.DirConfig), serveSnoYAML+"bmc:\n  address: https://127.0.0.1:1\n  credentialsFile: bmc-credentials.yaml\n")
+	writeFile(t, filepath.Join(nodeDir, nodedir.ConfigFile), serveSnoYAML+"bmc:\n  address: https://127.0.0.1:1\n  credentialsFile: bmc-credentials.yaml\n")
 
 	const bmc, image = "https://127.0.0.1:1", "http://127.0.0.1:9/sno.iso"
 	cache := filepath.Join(dir, "cache")

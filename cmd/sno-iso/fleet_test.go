@@ -24,7 +24,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/kubevol"
 	"github.com/sno-iso/sno-iso/internal/nginx"
 	"github.com/sno-iso/sno-iso/internal/testenv"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // startNginx runs nginx with the http block's contents that config returns for its port,
@@ -49,7 +49,7 @@ func buildFleetNode(t *testing.T, iso, disk string, seed int) fleetNode {
 	t.Helper()
 	dir := t.TempDir()
 	ign := bipConfig(t, dir, 150000+seed)
-	cfg := writeFile(t, filepath.Join(dir, node.DirConfig), "coreOSInstallation:\n  installationDisk: "+disk+"\n")
+	cfg := writeFile(t, filepath.Join(dir, nodedir.ConfigFile), "coreOSInstallation:\n  installationDisk: "+disk+"\n")
 	out := filepath.Join(dir, "built.iso")
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", out)
 	n := fleetNode{files: map[string]string{}}

@@ -94,8 +94,10 @@ func embedIgnitionFrom(c *cli.Context, read func(*cli.Context) ([]byte, error)) 
 	if err != nil {
 		return err
 	}
-	return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
-		return iso.EmbedIgnition(cfg, c.Bool("force"))
+	return embedSecrets(c, isoPath, "the Ignition config and the keys it carries", func() error {
+		return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+			return iso.EmbedIgnition(cfg, c.Bool("force"))
+		})
 	})
 }
 

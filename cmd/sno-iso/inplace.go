@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -54,4 +55,18 @@ func openISOToCopy(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
 		return nil, fmt.Errorf("%w; wait for it to finish and run the command again", err)
 	}
 	return iso, err
+}
+
+// embedSecrets runs an edit that embeds what may hold secrets (an Ignition config's keys, a
+// keyfile's Wi-Fi password) and, when it was made in place, warns if the ISO is readable by
+// group or others: a copy written with -o is 0600, but the ISO edited in place keeps its mode.
+func embedSecrets(c *cli.Context, isoPath, what string, edit func() error) error {
+	if err := edit(); err != nil || !editsInPlace(c) {
+		return err
+	}
+	if info, err := os.Stat(isoPath); err == nil && info.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s is readable by other users (mode %04o) and now holds %s; "+
+			"restrict it with chmod 600 %s, or write a copy with -o FILE, which is 0600\n", isoPath, info.Mode().Perm(), what, isoPath)
+	}
+	return nil
 }

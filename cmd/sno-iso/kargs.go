@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +54,7 @@ func kargsShow(c *cli.Context) error {
 	}
 	defer iso.Close()
 	if iso.Kargs() == nil {
-		return fmt.Errorf("%s: %w", isoPath, embed.ErrNoKargs)
+		return fmt.Errorf("%s: %w", isoPath, isobuilder.ErrNoKargs)
 	}
 	kargs := iso.Kargs().Default
 	if !c.Bool("default") {

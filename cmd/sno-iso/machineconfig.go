@@ -83,7 +83,8 @@ func machineconfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm, Keep: commandInputs(c, userPath)}); err != nil {
+	o := isobuilder.Output{File: out, Force: c.Bool("force"), Keep: commandInputs(c, userPath)}
+	if err := o.Write(c.Context, img); err != nil {
 		return forceAdvice(err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",

@@ -61,6 +61,9 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 			return err
 		}
 	}
+	if rootfsOut != "" && sameFile(out, rootfsOut) {
+		return usagef("--output-rootfs %s and the output %s are the same file: one would replace the other; give two names", rootfsOut, out)
+	}
 	if out == "-" {
 		if err := refuseTerminalStdout(c, "name an output file"); err != nil {
 			return err
@@ -86,28 +89,21 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	defer media.Close()
-	// The rootfs and the minimal ISO appear together or not at all.
-	stage := isobuilder.NewStage(force)
-	defer stage.Abort()
-	stage.Keep(isoPath)
-	if rootfsOut != "" {
-		if err := iso.WriteRootfs(c.Context, stage, rootfsOut); err != nil {
-			return existsAdvice(c, err)
-		}
-	}
 	img, err := media.Image()
 	if err != nil {
 		return err
 	}
+	o := isobuilder.Output{File: out, Force: force, Keep: []string{isoPath}}
 	if out == "-" {
-		err = writeDerived(c, media, img, out, []string{isoPath})
-	} else {
-		err = media.Stage(c.Context, stage, img, out)
+		if err := refuseStdoutInput(c, o.Keep); err != nil {
+			return err
+		}
+		opts, done := progress(c, img.Size())
+		defer done()
+		o = isobuilder.Output{Stream: c.App.Writer, Force: force, Keep: o.Keep, Progress: opts.Progress}
 	}
-	if err != nil {
-		return existsAdvice(c, err)
-	}
-	if err := stage.Commit(); err != nil {
+	// The rootfs and the minimal ISO appear together or not at all.
+	if err := o.WriteWithRootfs(c.Context, iso, media, img, rootfsOut); err != nil {
 		return existsAdvice(c, err)
 	}
 	if out != "-" {
@@ -146,19 +142,6 @@ func rootfsNote(url string) string {
 	return ": the live system fetches its root file system from " + url
 }
 
-// writeDerived writes a derived ISO to out: renamed into place for a file, streamed for -.
-func writeDerived(c *cli.Context, media *isobuilder.DerivedISO, img *isobuilder.Image, out string, inputs []string) error {
-	if out == "-" {
-		if err := refuseStdoutInput(c, inputs); err != nil {
-			return err
-		}
-		opts, done := progress(c, img.Size())
-		defer done()
-		return isobuilder.WriteStream(c.Context, img, c.App.Writer, opts)
-	}
-	return existsAdvice(c, media.Commit(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Keep: inputs}))
-}
-
 // refuseExisting fails early, before any work, when path is one of inputs, or exists and
 // force is not given; the caller adds the advice its command line calls for.
 func refuseExisting(path string, force bool, inputs []string) error {
@@ -169,6 +152,22 @@ func refuseExisting(path string, force bool, inputs []string) error {
 		return fmt.Errorf("writing %s: %w", path, isobuilder.ErrFileExists)
 	}
 	return nil
+}
+
+// sameFile reports whether the output paths a and b name one file: the same path once
+// cleaned and absolute, or two names (links) of an existing file. "-" is standard output.
+func sameFile(a, b string) bool {
+	if a == "-" || b == "-" {
+		return false
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	infoA, errA := os.Stat(a)
+	infoB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
 }
 
 // tempDirFor is where the temporary image for out goes: beside it, so that it is renamed

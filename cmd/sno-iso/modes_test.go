@@ -9,7 +9,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/internal/umask"
 	"github.com/sno-iso/sno-iso/isobuilder"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // Run with the most permissive umask, the commands still write every file that carries a
@@ -24,7 +24,7 @@ func TestConfigOutputsArePrivate(t *testing.T) {
 	src := keyfileDir(t)
 	full, minimal, pxe, wrapped, net, keyfiles := filepath.Join(work, "sno.iso"), filepath.Join(work, "minimal.iso"),
 		filepath.Join(work, "pxe"), filepath.Join(work, "config.img"), filepath.Join(work, "net.iso"), filepath.Join(work, "keyfiles")
-	cfg := writeFile(t, filepath.Join(work, node.DirConfig), serveSnoYAML)
+	cfg := writeFile(t, filepath.Join(work, nodedir.ConfigFile), serveSnoYAML)
 	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", full)
 	mustSno(t, nil, "build", "--minimal", "--rootfs-url", "http://192.0.2.1/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", minimal)
 	mustSno(t, nil, "pxe", "build", "--iso", pxeISO, "--ignition", ign, "--config", cfg, "-o", pxe)

@@ -67,8 +67,10 @@ func networkEmbed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
-		return iso.EmbedKeyfiles(keyfiles, c.Bool("force"))
+	return embedSecrets(c, isoPath, "the network keyfiles and any password in them", func() error {
+		return editISO(c, isoPath, func(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+			return iso.EmbedKeyfiles(keyfiles, c.Bool("force"))
+		})
 	})
 }
 

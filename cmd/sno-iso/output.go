@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cheggaaa/pb/v3"
-	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -65,7 +64,7 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
 		return networkSupportError(isoPath, err)
-	case errors.Is(err, embed.ErrNoKargs):
+	case errors.Is(err, isobuilder.ErrNoKargs):
 		return fmt.Errorf("%s: %w", isoPath, err)
 	case err != nil:
 		return err
@@ -77,29 +76,37 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 // output for "-", else a new file (replacing an existing one only with --force, and never
 // one of inputs).
 func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string, inputs []string) error {
-	ctx := c.Context
+	o, done, err := outputFor(c, img.Size(), isoPath, out, inputs)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return existsAdvice(c, o.Write(c.Context, img))
+}
+
+// outputFor maps the command line's output to the library's: out "" is isoPath in place, "-"
+// standard output (refused on a terminal, or when an input comes from standard input), else a
+// new file. A progress bar of size bytes shows for long copies; done finishes it.
+func outputFor(c *cli.Context, size int64, isoPath, out string, inputs []string) (o isobuilder.Output, done func(), err error) {
+	done = func() {}
 	switch out {
 	case "":
-		return isobuilder.WriteInPlace(ctx, img, isoPath)
+		return isobuilder.Output{InPlace: isoPath}, done, nil
 	case "-":
 		if err := refuseTerminalStdout(c, "use -o FILE"); err != nil {
-			return err
+			return o, done, err
 		}
 		if err := refuseStdoutInput(c, inputs); err != nil {
-			return err
+			return o, done, err
 		}
-		opts, done := progress(c, img.Size())
-		defer done()
-		return isobuilder.WriteStream(ctx, img, c.App.Writer, opts)
+		o.Stream = c.App.Writer
 	default:
-		opts, done := progress(c, img.Size())
-		defer done()
-		// An ISO output may carry an embedded config, which holds the cluster's keys.
 		// coreos-installer's -f replaces what is embedded, never an output file.
-		opts.Force, opts.Perm = c.Bool("force") && !isDropIn(c), isobuilder.SecretPerm
-		opts.Keep = inputs
-		return existsAdvice(c, isobuilder.WriteFile(ctx, img, out, opts))
+		o.File, o.Force, o.Keep = out, c.Bool("force") && !isDropIn(c), inputs
 	}
+	opts, done := progress(c, size)
+	o.Progress = opts.Progress
+	return o, done, nil
 }
 
 // refuseTerminalStdout refuses to write binary data to standard output when it is a

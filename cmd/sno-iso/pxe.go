@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/sno-iso/sno-iso/internal/input"
@@ -129,7 +127,7 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return existsAdvice(c, isobuilder.WriteFile(c.Context, img, out, isobuilder.WriteOptions{Force: c.Bool("force"), Perm: isobuilder.SecretPerm, Keep: commandInputs(c)}))
+	return existsAdvice(c, isobuilder.Output{File: out, Force: c.Bool("force"), Keep: commandInputs(c)}.Write(c.Context, img))
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -177,43 +175,20 @@ func pxeBuild(c *cli.Context) error {
 		return nodeError(err, isoPath)
 	}
 	outDir := c.String("output")
-	names := set.Names()
-	// Every file is started before any is written: an existing one is refused at once. All
-	// stay inside outDir: a symbolic link there is never followed.
-	stage, err := isobuilder.NewStageIn(outDir, c.Bool("force"))
+	err = set.WriteDir(c.Context, outDir, node.DirOptions{Force: c.Bool("force"), Keep: inputs, Progress: func(_ string, size int64) (isobuilder.Progress, func()) {
+		opts, done := progress(c, size)
+		return opts.Progress, done
+	}})
+	var isoErr *node.ISOError
+	if errors.As(err, &isoErr) && isoErr.File != "" {
+		return fmt.Errorf("%s of %s: %w", isoErr.File, isoPath, isoErr.Err)
+	}
 	if err != nil {
-		return err
-	}
-	defer stage.Abort()
-	stage.Keep(inputs...)
-	files := map[string]*os.File{}
-	for _, name := range names {
-		dest := filepath.Join(outDir, name)
-		if err := stage.MkdirAll(filepath.Dir(dest)); err != nil {
-			return err
-		}
-		f, err := stage.Create(dest, pxeFilePerm(name))
-		if err != nil {
-			return forceAdvice(err)
-		}
-		files[name] = f
-	}
-	// The initramfs first: customizing it checks the ISO's before the large files are copied.
-	order := append([]string{isobuilder.PXEInitramfs}, slices.DeleteFunc(slices.Clone(names), func(name string) bool { return name == isobuilder.PXEInitramfs })...)
-	for _, name := range order {
-		if err := writePXEFile(c, set, name, files[name], isoPath); err != nil {
-			return err
-		}
-	}
-	printWarnings(c.App.ErrWriter, n.Warnings)
-	if err := c.Context.Err(); err != nil {
-		return err
-	}
-	if err := stage.Commit(); err != nil {
 		return forceAdvice(err)
 	}
+	printWarnings(c.App.ErrWriter, n.Warnings)
 	abs, _ := filepath.Abs(outDir)
-	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(names, ", "))
+	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(set.Names(), ", "))
 	if baseURL != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))
 	} else {
@@ -244,31 +219,4 @@ func parseBaseURL(s string) (string, error) {
 		return "", usagef("--base-url %q must be a plain directory URL, without user, query or fragment: file names are appended to it", s)
 	}
 	return strings.TrimRight(s, "/"), nil
-}
-
-// pxeFilePerm is the mode of a file of a node's PXE directory: the initramfs carries the
-// node's config, and the boot configurations name --base-url, which may be a capability URL
-// of sno-iso serve; only the kernel and rootfs, copied from the ISO, are no secret.
-func pxeFilePerm(name string) fs.FileMode {
-	if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
-		return isobuilder.PublicPerm
-	}
-	return isobuilder.SecretPerm
-}
-
-// writePXEFile writes the file called name of the node's PXE directory to w, with a progress
-// bar for the kernel and rootfs.
-func writePXEFile(c *cli.Context, set *node.PXESet, name string, w io.Writer, isoPath string) error {
-	var p isobuilder.Progress
-	if name == isobuilder.PXEKernel || name == isobuilder.PXERootfs {
-		opts, done := progress(c, set.Size(name))
-		defer done()
-		p = opts.Progress
-	}
-	err := set.Write(c.Context, name, w, p)
-	var isoErr *node.ISOError
-	if errors.As(err, &isoErr) {
-		return fmt.Errorf("%s/%s of %s: %w", isobuilder.PXEDir, strings.ToUpper(name), isoPath, isoErr.Err)
-	}
-	return err
 }

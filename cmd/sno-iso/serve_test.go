@@ -21,7 +21,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // servedNode is a running `sno-iso serve` and what it printed.
@@ -153,7 +153,7 @@ func serveNodeDir(t *testing.T, nodes, name, snoYAML string) (ign, cfg string) {
 		t.Fatal(err)
 	}
 	ign = bipConfig(t, dir, 150000)
-	cfg = writeFile(t, filepath.Join(dir, node.DirConfig), snoYAML)
+	cfg = writeFile(t, filepath.Join(dir, nodedir.ConfigFile), snoYAML)
 	return ign, cfg
 }
 
@@ -207,7 +207,7 @@ func TestServeGrowEmbedAreaMatchesBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ign := bipConfig(t, dir, 1000000)
-	cfg := writeFile(t, filepath.Join(dir, node.DirConfig), serveSnoYAML)
+	cfg := writeFile(t, filepath.Join(dir, nodedir.ConfigFile), serveSnoYAML)
 	s := startServe(t, "--iso", iso, "--nodes", nodes, "--grow-embed-area")
 	urls := s.urls(t, nodes, "big")
 	out := t.TempDir()
@@ -240,7 +240,7 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	ign, cfg := serveNodeDir(t, nodes, "sno", serveSnoYAML)
 	// A broken node next to it: a clear error for it, the others unaffected.
 	os.Mkdir(filepath.Join(nodes, "broken"), 0o755)
-	writeFile(t, filepath.Join(nodes, "broken", node.DirIgnition), `{"ignition":{"version":"3.2.0"`)
+	writeFile(t, filepath.Join(nodes, "broken", nodedir.IgnitionFile), `{"ignition":{"version":"3.2.0"`)
 	s := startServe(t, "--iso", iso, "--nodes", nodes)
 	pxeDir := s.urls(t, nodes, "sno")["pxe-dir"]
 
@@ -256,7 +256,7 @@ func TestServeMatchesPXEBuild(t *testing.T) {
 	}
 	// The client learns the kind of problem; the server's log names the file.
 	resp, body := s.get(t, s.urls(t, nodes, "broken")["iso"])
-	brokenFile := filepath.Join(nodes, "broken", node.DirIgnition)
+	brokenFile := filepath.Join(nodes, "broken", nodedir.IgnitionFile)
 	if resp.StatusCode != 500 || strings.Contains(string(body), brokenFile) {
 		t.Errorf("GET /broken.iso: %d %q, want 500 without the server's paths", resp.StatusCode, body)
 	}

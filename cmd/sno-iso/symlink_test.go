@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/nodedir"
 )
 
 // outsideDir returns a directory outside the output directory holding one file, and a check
@@ -42,7 +42,7 @@ func TestPXESymlinksInOutputDir(t *testing.T) {
 	iso, pxeISO := fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), withInitramfs(t, stockLiveInitramfs(t))
 	inputs := t.TempDir()
 	ign := bipConfig(t, inputs, 150000)
-	cfg := writeFile(t, filepath.Join(inputs, node.DirConfig), serveSnoYAML)
+	cfg := writeFile(t, filepath.Join(inputs, nodedir.ConfigFile), serveSnoYAML)
 	build := func(out string, extra ...string) result {
 		return sno(t, nil, append([]string{"pxe", "build", "--iso", pxeISO, "--ignition", ign, "--config", cfg, "-o", out}, extra...)...)
 	}

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // maxFetch bounds an image the virtual CD fetches.
@@ -71,12 +71,12 @@ func fetchRanges(w io.Writer, image string, chunk int64) error {
 			return fmt.Errorf("GET with Range answered %s", resp.Status)
 		}
 		if size < 0 {
-			total := resp.Header.Get("Content-Range")
-			i := strings.LastIndexByte(total, '/')
-			if size, err = strconv.ParseInt(total[i+1:], 10, 64); i < 0 || err != nil || size > maxFetch {
+			cr, err := httpsem.ParseContentRange(resp.Header.Get("Content-Range"))
+			if err != nil || cr.Size < 0 || cr.Size > maxFetch {
 				resp.Body.Close()
-				return fmt.Errorf("bad Content-Range %q", total)
+				return fmt.Errorf("bad Content-Range %q", resp.Header.Get("Content-Range"))
 			}
+			size = cr.Size
 		}
 		_, err = io.Copy(w, io.LimitReader(resp.Body, chunk))
 		resp.Body.Close()
