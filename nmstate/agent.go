@@ -126,7 +126,8 @@ func ParseAgentConfig(file string, data []byte, hostname string) (*AgentHost, er
 	names := make([]string, len(hosts))
 	chosen := -1
 	for i, h := range hosts {
-		hf, err := p.fields(h, fmt.Sprintf("hosts[%d]", i), []string{"hostname", "role", "interfaces", "rootDeviceHints", "networkConfig"}, nil)
+		hf, err := p.fields(h, fmt.Sprintf("hosts[%d]", i), []string{"hostname", "role", "interfaces", "rootDeviceHints",
+			"networkConfig"}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +146,8 @@ func ParseAgentConfig(file string, data []byte, hostname string) (*AgentHost, er
 	case len(hosts) == 0:
 		return nil, p.fail(nil, "hosts", "", "the AgentConfig has no hosts: add the node under hosts, with its networkConfig")
 	case chosen < 0 && hostname == "":
-		return nil, p.fail(nil, "hosts", "", fmt.Sprintf("the AgentConfig has %d hosts (%s): choose one by its hostname", len(hosts), strings.Join(names, ", ")))
+		return nil, p.fail(nil, "hosts", "", fmt.Sprintf("the AgentConfig has %d hosts (%s): choose one by its hostname", len(hosts),
+			strings.Join(names, ", ")))
 	case chosen < 0:
 		return nil, p.fail(nil, "hosts", hostname, fmt.Sprintf("no host has this hostname; the hosts are %s", strings.Join(names, ", ")))
 	}

@@ -84,7 +84,8 @@ func (j *judge) checkProfile(doc *Document, iface *Interface) {
 	t := j.t
 	t.Helper()
 	want := map[string]string{
-		"connection.type":           map[string]string{TypeEthernet: "802-3-ethernet", TypeBond: "bond", TypeVLAN: "vlan", TypeBridge: "bridge"}[iface.Type],
+		"connection.type": map[string]string{TypeEthernet: "802-3-ethernet", TypeBond: "bond", TypeVLAN: "vlan",
+			TypeBridge: "bridge"}[iface.Type],
 		"connection.interface-name": iface.Name,
 		"connection.autoconnect":    yesNo(iface.State == StateUp),
 		"connection.master":         iface.Controller,
@@ -197,7 +198,8 @@ func wantMethod(doc *Document, iface *Interface, v6 bool) string {
 	if ip == nil || !ip.Enabled {
 		return "disabled"
 	}
-	hasRoutes := slices.ContainsFunc(doc.Routes, func(r Route) bool { return r.Interface == iface.Name && r.Destination.Addr().Is6() == v6 })
+	hasRoutes := slices.ContainsFunc(doc.Routes,
+		func(r Route) bool { return r.Interface == iface.Name && r.Destination.Addr().Is6() == v6 })
 	switch {
 	case v6 && ip.DHCP && ip.Autoconf:
 		return "auto"
@@ -369,7 +371,8 @@ func (j *judge) checkRoutes(doc *Document) {
 			fam = "-6"
 		}
 		var routes []route
-		if err := json.Unmarshal([]byte(j.run("ip", "-n", j.ns, "-j", fam, "route", "show", "table", strconv.Itoa(table))), &routes); err != nil {
+		if err := json.Unmarshal([]byte(j.run("ip", "-n", j.ns, "-j", fam, "route", "show", "table", strconv.Itoa(table))),
+			&routes); err != nil {
 			j.t.Fatal(err)
 		}
 		dst := r.Destination.String()
@@ -381,7 +384,8 @@ func (j *judge) checkRoutes(doc *Document) {
 				(r.Metric < 0 || k.Metric == r.Metric)
 		})
 		if !found {
-			j.t.Errorf("route %s via %s dev %s metric %d table %d not in the kernel's table: %+v", dst, r.NextHop, r.Interface, r.Metric, table, routes)
+			j.t.Errorf("route %s via %s dev %s metric %d table %d not in the kernel's table: %+v", dst, r.NextHop, r.Interface, r.Metric,
+				table, routes)
 		}
 	}
 }

@@ -20,22 +20,35 @@ const MaxDocumentSize = 16 << 20
 // The keys of each level of a document: those this package reads, and those nmstate knows
 // that it refuses as not supported (they are also candidates for "did you mean").
 var (
-	topKeys            = []string{"interfaces", "dns-resolver", "routes", "route-rules"}
-	topUnsupported     = []string{"hostname", "ovs-db", "ovn", "dispatch"}
-	dnsKeys            = []string{"config"}
-	dnsUnsupported     = []string{"running"}
-	dnsConfigKeys      = []string{"server", "search"}
-	dnsConfigUnsupp    = []string{"options"}
-	routesKeys         = []string{"config"}
-	routesUnsupported  = []string{"running"}
-	routeKeys          = []string{"destination", "next-hop-address", "next-hop-interface", "metric", "table-id"}
-	routeUnsupported   = []string{"state", "weight", "route-type", "cwnd", "initcwnd", "initrwnd", "mtu", "quickack", "advmss", "source", "vrf-name"}
-	ruleKeys           = []string{"ip-from", "ip-to", "priority", "route-table"}
-	ruleUnsupported    = []string{"state", "family", "fwmark", "fwmask", "iif", "action", "suppress-prefix-length"}
-	ifaceKeys          = []string{"name", "type", "state", "mtu", "mac-address", "identifier", "ipv4", "ipv6", "link-aggregation", "vlan", "bridge"}
-	ifaceUnsupported   = []string{"description", "profile-name", "min-mtu", "max-mtu", "accept-all-mac-addresses", "copy-mac-from", "controller", "ethtool", "lldp", "mptcp", "802.1x", "ovs-db", "dispatch", "wait-ip", "permanent-mac-address", "ethernet", "veth", "vxlan", "infiniband", "mac-vlan", "mac-vtap", "vrf", "ipvlan", "macsec", "hsr", "ipsec", "wireguard", "patch", "dpdk"}
-	ipKeys             = []string{"enabled", "dhcp", "autoconf", "address", "auto-dns", "auto-gateway", "auto-routes"}
-	ipUnsupported      = []string{"auto-route-table-id", "auto-route-metric", "dhcp-client-id", "dhcp-duid", "addr-gen-mode", "dhcp-send-hostname", "dhcp-custom-hostname", "allow-extra-address", "token", "dns", "route-rules"}
+	topKeys           = []string{"interfaces", "dns-resolver", "routes", "route-rules"}
+	topUnsupported    = []string{"hostname", "ovs-db", "ovn", "dispatch"}
+	dnsKeys           = []string{"config"}
+	dnsUnsupported    = []string{"running"}
+	dnsConfigKeys     = []string{"server", "search"}
+	dnsConfigUnsupp   = []string{"options"}
+	routesKeys        = []string{"config"}
+	routesUnsupported = []string{"running"}
+	routeKeys         = []string{"destination", "next-hop-address", "next-hop-interface", "metric", "table-id"}
+	routeUnsupported  = []string{
+		"state", "weight", "route-type", "cwnd", "initcwnd", "initrwnd", "mtu", "quickack", "advmss", "source",
+		"vrf-name",
+	}
+	ruleKeys        = []string{"ip-from", "ip-to", "priority", "route-table"}
+	ruleUnsupported = []string{"state", "family", "fwmark", "fwmask", "iif", "action", "suppress-prefix-length"}
+	ifaceKeys       = []string{
+		"name", "type", "state", "mtu", "mac-address", "identifier", "ipv4", "ipv6", "link-aggregation", "vlan", "bridge",
+	}
+	ifaceUnsupported = []string{
+		"description", "profile-name", "min-mtu", "max-mtu", "accept-all-mac-addresses", "copy-mac-from", "controller",
+		"ethtool", "lldp", "mptcp", "802.1x", "ovs-db", "dispatch", "wait-ip", "permanent-mac-address", "ethernet",
+		"veth", "vxlan", "infiniband", "mac-vlan", "mac-vtap", "vrf", "ipvlan", "macsec", "hsr", "ipsec", "wireguard",
+		"patch", "dpdk",
+	}
+	ipKeys        = []string{"enabled", "dhcp", "autoconf", "address", "auto-dns", "auto-gateway", "auto-routes"}
+	ipUnsupported = []string{
+		"auto-route-table-id", "auto-route-metric", "dhcp-client-id", "dhcp-duid", "addr-gen-mode",
+		"dhcp-send-hostname", "dhcp-custom-hostname", "allow-extra-address", "token", "dns", "route-rules",
+	}
 	addressKeys        = []string{"ip", "prefix-length"}
 	addressUnsupported = []string{"valid-life-time", "preferred-life-time"}
 	bondKeys           = []string{"mode", "options", "port", "ports"}
@@ -45,10 +58,13 @@ var (
 	bridgeKeys         = []string{"options", "port"}
 	bridgeUnsupported  = []string{"ports"}
 	bridgeOptKeys      = []string{"stp"}
-	bridgeOptUnsupp    = []string{"mac-ageing-time", "group-forward-mask", "group-addr", "hash-max", "multicast-snooping", "multicast-router", "multicast-querier", "vlan-protocol", "vlan-default-pvid"}
-	stpKeys            = []string{"enabled", "priority", "forward-delay", "hello-time", "max-age"}
-	bridgePortKeys     = []string{"name"}
-	bridgePortUnsupp   = []string{"stp-hairpin-mode", "stp-path-cost", "stp-priority", "vlan"}
+	bridgeOptUnsupp    = []string{
+		"mac-ageing-time", "group-forward-mask", "group-addr", "hash-max", "multicast-snooping", "multicast-router",
+		"multicast-querier", "vlan-protocol", "vlan-default-pvid",
+	}
+	stpKeys          = []string{"enabled", "priority", "forward-delay", "hello-time", "max-age"}
+	bridgePortKeys   = []string{"name"}
+	bridgePortUnsupp = []string{"stp-hairpin-mode", "stp-path-cost", "stp-priority", "vlan"}
 	// bondOptions are the bond options NetworkManager takes, with the kernel's names.
 	bondOptions = []string{"miimon", "updelay", "downdelay", "primary", "primary_reselect", "lacp_rate", "xmit_hash_policy",
 		"arp_interval", "arp_ip_target", "arp_validate", "arp_all_targets", "arp_missed_max", "fail_over_mac", "ad_select",
@@ -82,7 +98,8 @@ func Parse(file string, data []byte) (*Document, error) {
 // empty says what is missing when there is nothing.
 func (p *parser) decode(data []byte, empty string) (*yaml.Node, error) {
 	if len(data) > MaxDocumentSize {
-		return nil, p.fail(nil, "", "", fmt.Sprintf("the file is %d bytes, larger than the %d MiB it may be", len(data), MaxDocumentSize>>20))
+		return nil, p.fail(nil, "", "", fmt.Sprintf("the file is %d bytes, larger than the %d MiB it may be", len(data),
+			MaxDocumentSize>>20))
 	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -458,7 +475,8 @@ func (p *parser) ifaceSettings(n *yaml.Node, path string) (*Interface, error) {
 
 func (p *parser) needType(iface *Interface, f field, want string) error {
 	if iface.Type != want {
-		return p.fail(f.keyNode, f.path, "", fmt.Sprintf("is a setting of type %s interfaces; interface %s is type %q", want, iface.Name, iface.Type))
+		return p.fail(f.keyNode, f.path, "", fmt.Sprintf("is a setting of type %s interfaces; interface %s is type %q", want, iface.Name,
+			iface.Type))
 	}
 	return nil
 }

@@ -35,7 +35,8 @@ route2=2001:db8:5::/48,2001:db8::2
 		!slices.Equal(p.IPv4.Gateways, []string{"192.0.2.1"}) || !slices.Equal(p.IPv4.DNS, []string{"192.0.2.53", "192.0.2.54"}) {
 		t.Errorf("ipv4 %+v", p.IPv4)
 	}
-	if p.IPv6 == nil || !slices.Equal(p.IPv6.Addresses, []string{"2001:db8::10/64"}) || !slices.Equal(p.IPv6.Gateways, []string{"2001:db8::1", "2001:db8::fe"}) {
+	if p.IPv6 == nil || !slices.Equal(p.IPv6.Addresses, []string{"2001:db8::10/64"}) || !slices.Equal(p.IPv6.Gateways,
+		[]string{"2001:db8::1", "2001:db8::fe"}) {
 		t.Errorf("ipv6 %+v", p.IPv6)
 	}
 }

@@ -19,7 +19,8 @@ func (d *Document) Validate() error {
 			return d.fail(iface.Line, "name", iface.Name, err.Error())
 		}
 		if first, dup := seen[iface.Name]; dup {
-			return d.fail(iface.Line, "name", iface.Name, fmt.Sprintf("interface %s is described twice (first on line %d); merge the two", iface.Name, first.Line))
+			return d.fail(iface.Line, "name", iface.Name, fmt.Sprintf("interface %s is described twice (first on line %d); merge the two",
+				iface.Name, first.Line))
 		}
 		seen[iface.Name] = iface
 	}
@@ -109,10 +110,13 @@ func (d *Document) linkPorts() error {
 				d.Interfaces = append(d.Interfaces, port)
 			}
 			if port.Controller != "" {
-				return d.fail(ctrl.Line, ctrl.Name+" ports", name, fmt.Sprintf("interface %s is already a port of %s; an interface can be a port of one bond or bridge only", name, port.Controller))
+				return d.fail(ctrl.Line, ctrl.Name+" ports", name,
+					fmt.Sprintf("interface %s is already a port of %s; an interface can be a port of one bond or bridge only", name,
+						port.Controller))
 			}
 			if port.State == StateAbsent {
-				return d.fail(port.Line, "state", StateAbsent, fmt.Sprintf("interface %s is a port of %s and cannot be absent", name, ctrl.Name))
+				return d.fail(port.Line, "state", StateAbsent, fmt.Sprintf("interface %s is a port of %s and cannot be absent", name,
+					ctrl.Name))
 			}
 			port.Controller = ctrl.Name
 		}
@@ -127,12 +131,15 @@ func (d *Document) checkInterface(iface *Interface) error {
 	if iface.Controller != "" {
 		for _, ip := range []*IP{iface.IPv4, iface.IPv6} {
 			if ip != nil && ip.Enabled {
-				return d.fail(ip.Line, iface.Name+" ip", "", fmt.Sprintf("interface %s is a port of %s: a port has no IP settings of its own; give them to %s", iface.Name, iface.Controller, iface.Controller))
+				return d.fail(ip.Line, iface.Name+" ip", "",
+					fmt.Sprintf("interface %s is a port of %s: a port has no IP settings of its own; give them to %s", iface.Name,
+						iface.Controller, iface.Controller))
 			}
 		}
 	}
 	if iface.IPv6 != nil && iface.IPv6.Enabled && iface.IPv6.Autoconf && !iface.IPv6.DHCP {
-		return d.fail(iface.IPv6.Line, iface.Name+" ipv6", "", "autoconf without dhcp is not supported (nmstate refuses it too); set dhcp: true as well")
+		return d.fail(iface.IPv6.Line, iface.Name+" ipv6", "",
+			"autoconf without dhcp is not supported (nmstate refuses it too); set dhcp: true as well")
 	}
 	if v := iface.VLAN; v != nil {
 		if v.Base == iface.Name {

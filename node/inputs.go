@@ -239,7 +239,8 @@ func addKeyfile(files initrd.Files, name, source string, data []byte) error {
 // NetworkKeyfiles reads the keyfiles and the NMState documents at the paths, and gives the
 // payload members of them all and of the parsed documents more, with the documents. The
 // interfaces nics name match their NICs by MAC.
-func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, more ...*nmstate.Document) (initrd.Files, []*nmstate.Document, error) {
+func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, more ...*nmstate.Document) (initrd.Files,
+	[]*nmstate.Document, error) {
 	files, err := ReadKeyfiles(keyfilePaths)
 	if err != nil {
 		return nil, nil, err
@@ -286,7 +287,8 @@ func ReadNMStateFile(path string) ([]byte, error) {
 	data, err := input.ReadFile(path, nmstate.MaxDocumentSize, "an NMState document or agent-config.yaml")
 	var tooLarge *input.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, &nmstate.Error{File: path, Msg: fmt.Sprintf("larger than the %d MiB an NMState document or agent-config.yaml may be", nmstate.MaxDocumentSize>>20)}
+		return nil, &nmstate.Error{File: path, Msg: fmt.Sprintf("larger than the %d MiB an NMState document or agent-config.yaml may be",
+			nmstate.MaxDocumentSize>>20)}
 	}
 	return data, err
 }

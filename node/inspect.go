@@ -140,7 +140,8 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 	for _, p := range files.Paths() {
 		if initrd.IsNetworkFile(p) {
 			if r.Network == nil {
-				r.Network = &NetworkReport{CopiedToInstalledSystem: r.Installation != nil && slices.Contains(r.Installation.InstallerArgs, "--copy-network")}
+				r.Network = &NetworkReport{CopiedToInstalledSystem: r.Installation != nil && slices.Contains(r.Installation.InstallerArgs,
+					"--copy-network")}
 			}
 			r.Network.Profiles = append(r.Network.Profiles, nmstate.Summarize(strings.TrimPrefix(p, initrd.NetworkDir+"/"), files[p]))
 		}

@@ -21,7 +21,8 @@ func networkCommand() *cli.Command {
 				ArgsUsage: "ISO",
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile `FILE` (repeatable)"},
-					&cli.StringSliceFlag{Name: "network-nmstate", Aliases: []string{"nmstate"}, Usage: "NMState `FILE`, converted to keyfiles (repeatable)"},
+					&cli.StringSliceFlag{Name: "network-nmstate", Aliases: []string{"nmstate"},
+						Usage: "NMState `FILE`, converted to keyfiles (repeatable)"},
 					outputFlag(),
 					forceFlag("replace embedded network settings and an existing output file"),
 				},

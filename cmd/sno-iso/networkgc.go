@@ -19,7 +19,8 @@ func networkGCCommand() *cli.Command {
 			"without building anything",
 		ArgsUsage: "FILE...",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Value: ".", Usage: "write the keyfiles into `DIR` (created if needed)"},
+			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Value: ".",
+				Usage: "write the keyfiles into `DIR` (created if needed)"},
 			&cli.StringFlag{Name: "host", Usage: "the agent-config host `HOSTNAME` to take (default: its only host)"},
 			forceFlag("replace existing keyfiles"),
 		},
@@ -60,7 +61,8 @@ func networkGC(c *cli.Context) error {
 	for _, doc := range docs {
 		for _, kf := range doc.Keyfiles() {
 			if _, dup := files[kf.Name]; dup {
-				return usagef("two interfaces named %s across the files (the second in %s): describe each interface once", kf.Name, doc.File)
+				return usagef("two interfaces named %s across the files (the second in %s): describe each interface once", kf.Name,
+					doc.File)
 			}
 			files[kf.Name] = kf.Data
 		}

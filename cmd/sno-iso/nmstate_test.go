@@ -87,7 +87,8 @@ func TestNetworkGC(t *testing.T) {
 		t.Fatalf("keyfile %v, %v: want mode 0600", info, err)
 	}
 	data, _ := os.ReadFile(filepath.Join(out, "eno1.nmconnection"))
-	for _, want := range []string{"interface-name=eno1\n", "method=manual\n", "address1=192.0.2.10/24\n", "route1=0.0.0.0/0,192.0.2.1\n", "dns=192.0.2.1;\n"} {
+	for _, want := range []string{"interface-name=eno1\n", "method=manual\n", "address1=192.0.2.10/24\n", "route1=0.0.0.0/0,192.0.2.1\n",
+		"dns=192.0.2.1;\n"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("keyfile lacks %q:\n%s", want, data)
 		}
@@ -118,7 +119,8 @@ func TestNetworkGCBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, doc, want string }{
-		{"unknown key", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4: {enabeld: true}\n", `bad.yaml:4: interfaces[0].ipv4.enabeld: unknown key; did you mean "enabled"?`},
+		{"unknown key", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4: {enabeld: true}\n",
+			`bad.yaml:4: interfaces[0].ipv4.enabeld: unknown key; did you mean "enabled"?`},
 		{"bad address", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address: [{ip: 10.0.0.256, prefix-length: 8}]\n", `bad.yaml:6: interfaces[0].ipv4.address[0].ip "10.0.0.256": is not an IP address`},
 		{"prefix", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address: [{ip: 10.0.0.1, prefix-length: 33}]\n", `prefix-length "33": must be a whole number from 0 to 32`},
 		{"ovs", "interfaces:\n- name: br-ex\n  type: ovs-bridge\n", "interface br-ex: type ovs-bridge is not supported"},
@@ -160,9 +162,12 @@ func TestBuildNMStateInputs(t *testing.T) {
 		disk    string
 		warning string
 	}{
-		{"--network-nmstate", []string{"--installation-disk", "/dev/vda", "--network-nmstate", doc}, []string{"interface-name=eno1\n", "address1=192.0.2.10/24\n"}, "/dev/vda", ""},
-		{"sno.yaml networkConfig", []string{"--config", snoYAML}, []string{"mac-address=52:54:00:00:00:01\n", "address1=192.0.2.10/24\n"}, "/dev/vda", ""},
-		{"agent-config", []string{"--agent-config", agent, "--host", "master-0"}, []string{"mac-address=00:EF:44:21:E6:A5\n", "route1_options=table=254\n"},
+		{"--network-nmstate", []string{"--installation-disk", "/dev/vda", "--network-nmstate", doc}, []string{"interface-name=eno1\n",
+			"address1=192.0.2.10/24\n"}, "/dev/vda", ""},
+		{"sno.yaml networkConfig", []string{"--config", snoYAML}, []string{"mac-address=52:54:00:00:00:01\n", "address1=192.0.2.10/24\n"},
+			"/dev/vda", ""},
+		{"agent-config", []string{"--agent-config", agent, "--host", "master-0"}, []string{"mac-address=00:EF:44:21:E6:A5\n",
+			"route1_options=table=254\n"},
 			"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", "agent-config.yaml: host master-0: the hostname is not applied by sno-iso"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -193,14 +198,16 @@ func TestBuildNMStateInputs(t *testing.T) {
 				t.Errorf("inspect's network: %+v", info.Network)
 			}
 			text := string(mustSno(t, nil, "inspect", out))
-			if !strings.Contains(text, "Network:       1 profile(s), copied to the installed system\n") || !strings.Contains(text, "ipv4 manual ") {
+			if !strings.Contains(text, "Network:       1 profile(s), copied to the installed system\n") || !strings.Contains(text,
+				"ipv4 manual ") {
 				t.Errorf("inspect's text lacks the network:\n%s", text)
 			}
 		})
 	}
 	t.Run("unsupported root device hints", func(t *testing.T) {
 		outDir := t.TempDir()
-		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "-o", filepath.Join(outDir, "x.iso"), "--agent-config", agent, "--host", "master-1")
+		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "-o", filepath.Join(outDir, "x.iso"), "--agent-config", agent,
+			"--host", "master-1")
 		wantFailure(t, r, "rootDeviceHints serialNumber are not supported")
 		if ents := dirEntries(t, outDir); len(ents) != 0 {
 			t.Errorf("left %v", ents)
@@ -208,9 +215,11 @@ func TestBuildNMStateInputs(t *testing.T) {
 	})
 	t.Run("bad nmstate", func(t *testing.T) {
 		outDir := t.TempDir()
-		bad := writeFile(t, filepath.Join(dir, "bad.yaml"), "interfaces:\n- {name: b0, type: bond, link-aggregation: {mode: active-backup, port: [eth1]}}\n"+
-			"- {name: b1, type: bond, link-aggregation: {mode: active-backup, port: [eth1]}}\n")
-		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "--installation-disk", "/dev/vda", "-o", filepath.Join(outDir, "x.iso"), "--network-nmstate", bad)
+		bad := writeFile(t, filepath.Join(dir, "bad.yaml"),
+			"interfaces:\n- {name: b0, type: bond, link-aggregation: {mode: active-backup, port: [eth1]}}\n"+
+				"- {name: b1, type: bond, link-aggregation: {mode: active-backup, port: [eth1]}}\n")
+		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "--installation-disk", "/dev/vda", "-o", filepath.Join(outDir,
+			"x.iso"), "--network-nmstate", bad)
 		wantFailure(t, r, "bad.yaml:3", "interface eth1 is already a port of b0")
 		if r.code != 2 {
 			t.Errorf("exit %d, want 2", r.code)
