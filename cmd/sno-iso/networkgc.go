@@ -35,6 +35,7 @@ func networkGC(c *cli.Context) error {
 	}
 	files := initrd.Files{}
 	var docs []*nmstate.Document
+	agentConfigs := 0
 	for _, path := range c.Args().Slice() {
 		if path == "-" {
 			return usagef("%s reads files, not standard input; save it to a file and give its path", c.Command.HelpName)
@@ -45,6 +46,7 @@ func networkGC(c *cli.Context) error {
 		}
 		var doc *nmstate.Document
 		if nmstate.IsAgentConfig(data) {
+			agentConfigs++
 			host, err := nmstate.ParseAgentConfig(path, data, c.String("host"))
 			if err != nil {
 				return err
@@ -57,6 +59,9 @@ func networkGC(c *cli.Context) error {
 			return err
 		}
 		docs = append(docs, doc)
+	}
+	if c.IsSet("host") && agentConfigs == 0 {
+		return usagef("--host chooses a host of an agent-config.yaml, and no FILE is one")
 	}
 	for _, doc := range docs {
 		for _, kf := range doc.Keyfiles() {

@@ -94,6 +94,8 @@ func TestNetworkGC(t *testing.T) {
 		}
 	}
 	wantFailure(t, sno(t, nil, "network", "gc", doc, "-C", out), "exists", "-f")
+	wantUsageError(t, sno(t, nil, "network", "gc", "--host", "master-0", doc, "-C", t.TempDir()),
+		"--host chooses a host of an agent-config.yaml, and no FILE is one")
 	mustSno(t, nil, "network", "gc", "-f", doc, "-C", out)
 
 	// agent-config: the chosen host's NIC is matched by its MAC, not by a name.
