@@ -168,10 +168,19 @@ exec "$0" --no-daemon --config="$1" --config-dir="$2" --intern-config="$3" --sta
 	return j
 }
 
+// stopPid ends a daemon that is not our child (dbus-daemon forks) and waits, bounded, for
+// it to be gone, so that a test leaves no process behind.
 func stopPid(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		p.Signal(syscall.SIGTERM)
+	if syscall.Kill(pid, syscall.SIGTERM) != nil {
+		return
 	}
+	for range 50 {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
 }
 
 func (j *judge) run(name string, args ...string) string {
