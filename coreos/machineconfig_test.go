@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 // pointer is a master pointer config as openshift-install writes it: the Machine Config
@@ -23,23 +24,17 @@ const withFooFile = `{"ignition":{"config":{"merge":[{"source":"https://api-int.
 	`"security":{"tls":{"certificateAuthorities":[{"source":"data:text/plain;charset=utf-8;base64,LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="}]}},` +
 	`"version":"3.2.0"},"storage":{"files":[{"path":"/etc/foo","mode":420,"contents":{"source":"data:,hello%20world%0A"}}]}}`
 
-// decodedManifest is a MachineConfig manifest read back with yaml.v3, as a user's tool would.
+// decodedManifest is a MachineConfig manifest read back through the Machine Config
+// Operator's own API type (github.com/openshift/api/machineconfiguration/v1, strictly, so a
+// field the MCO does not know fails), with spec.config also as JSON values.
 type decodedManifest struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	Metadata   struct {
-		Name   string            `yaml:"name"`
-		Labels map[string]string `yaml:"labels"`
-	} `yaml:"metadata"`
-	Spec struct {
-		Config          map[string]any `yaml:"config"`
-		KernelArguments []string       `yaml:"kernelArguments"`
-		Extensions      []string       `yaml:"extensions"`
-	} `yaml:"spec"`
+	mc     mcfgv1.MachineConfig
+	config map[string]any
 }
 
-// readManifest writes mc as YAML, reads it back, checks the envelope for role, validates
-// spec.config with the Ignition package of its version and returns the manifest.
+// readManifest writes mc as YAML, reads it back as the MCO does, checks the envelope for
+// role, validates spec.config with the Ignition package of its version and returns the
+// manifest.
 func readManifest(t *testing.T, mc *MachineConfig, role string) decodedManifest {
 	t.Helper()
 	out, err := mc.YAML()
@@ -47,16 +42,18 @@ func readManifest(t *testing.T, mc *MachineConfig, role string) decodedManifest 
 		t.Fatal(err)
 	}
 	var m decodedManifest
-	if err := yaml.Unmarshal(out, &m); err != nil {
-		t.Fatalf("the manifest does not parse back: %v\n%s", err, out)
+	if err := k8syaml.UnmarshalStrict(out, &m.mc); err != nil {
+		t.Fatalf("the MCO's MachineConfig type does not read the manifest: %v\n%s", err, out)
 	}
-	if m.APIVersion != "machineconfiguration.openshift.io/v1" || m.Kind != "MachineConfig" ||
-		m.Metadata.Name != "99-installer-ignition-"+role || m.Metadata.Labels["machineconfiguration.openshift.io/role"] != role {
-		t.Fatalf("envelope: %+v", m)
+	if m.mc.APIVersion != "machineconfiguration.openshift.io/v1" || m.mc.Kind != "MachineConfig" ||
+		m.mc.Name != "99-installer-ignition-"+role || m.mc.Labels["machineconfiguration.openshift.io/role"] != role {
+		t.Fatalf("envelope: %+v", m.mc.TypeMeta)
 	}
-	config, err := json.Marshal(m.Spec.Config)
-	if err != nil {
-		t.Fatal(err)
+	config := m.mc.Spec.Config.Raw
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &m.config); err != nil {
+			t.Fatalf("spec.config: %v", err)
+		}
 	}
 	ig, _, err := ParseIgnition(config)
 	if err != nil {
@@ -72,7 +69,7 @@ func readManifest(t *testing.T, mc *MachineConfig, role string) decodedManifest 
 func manifestFiles(t *testing.T, m decodedManifest) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	storage, _ := m.Spec.Config["storage"].(map[string]any)
+	storage, _ := m.config["storage"].(map[string]any)
 	list, _ := storage["files"].([]any)
 	for _, f := range list {
 		entry := f.(map[string]any)
@@ -170,7 +167,7 @@ func TestPointerCustomized(t *testing.T) {
 		if got := manifestFiles(t, m); !reflect.DeepEqual(got, map[string]string{"/etc/foo": "hello world\n"}) {
 			t.Fatalf("files = %q", got)
 		}
-		ign := m.Spec.Config["ignition"].(map[string]any)
+		ign := m.config["ignition"].(map[string]any)
 		if ign["config"] != nil {
 			t.Fatalf("the MachineConfig keeps ignition.config: %v", ign["config"])
 		}
@@ -305,19 +302,19 @@ func TestMergeCustomizations(t *testing.T) {
 	if got := manifestFiles(t, m); !reflect.DeepEqual(got, map[string]string{"/etc/foo": "hello world\n"}) {
 		t.Errorf("files = %q (the same file from JSON and YAML is one file)", got)
 	}
-	if want := []string{"console=ttyS0,115200n8", "nosmt"}; !reflect.DeepEqual(m.Spec.KernelArguments, want) {
-		t.Errorf("kernelArguments = %q, want %q", m.Spec.KernelArguments, want)
+	if want := []string{"console=ttyS0,115200n8", "nosmt"}; !reflect.DeepEqual(m.mc.Spec.KernelArguments, want) {
+		t.Errorf("kernelArguments = %q, want %q", m.mc.Spec.KernelArguments, want)
 	}
-	units := m.Spec.Config["systemd"].(map[string]any)["units"].([]any)
+	units := m.config["systemd"].(map[string]any)["units"].([]any)
 	if len(units) != 1 || units[0].(map[string]any)["name"] != "hello.service" {
 		t.Errorf("units = %v", units)
 	}
-	users := m.Spec.Config["passwd"].(map[string]any)["users"].([]any)
+	users := m.config["passwd"].(map[string]any)["users"].([]any)
 	keys := users[0].(map[string]any)["sshAuthorizedKeys"]
 	if len(users) != 1 || !reflect.DeepEqual(keys, []any{"ssh-ed25519 AAAA1 a", "ssh-ed25519 AAAA2 b"}) {
 		t.Errorf("users = %v, want core with both keys", users)
 	}
-	if _, ok := m.Spec.Config["kernelArguments"]; ok {
+	if _, ok := m.config["kernelArguments"]; ok {
 		t.Error("spec.config keeps the Ignition kernelArguments section; the MCO wants spec.kernelArguments")
 	}
 }

@@ -59,7 +59,13 @@ func FuzzVerifySignature(f *testing.F) {
 	f.Add(detachSign(f, signer, signed))
 	f.Add([]byte("-----BEGIN PGP SIGNATURE-----\n\nwnUEABYKACcFAmc=\n-----END PGP SIGNATURE-----\n"))
 	f.Fuzz(func(t *testing.T, sig []byte) {
-		keyring.Verify(bytes.NewReader(signed), sig)
+		if keyring.Verify(bytes.NewReader(signed), sig) != nil {
+			return
+		}
+		// A signature that verifies is bound to the bytes: it does not verify others.
+		if err := keyring.Verify(bytes.NewReader(append(bytes.Clone(signed), '!')), sig); err == nil {
+			t.Fatalf("signature %x verifies both %q and other bytes", sig, signed)
+		}
 	})
 }
 

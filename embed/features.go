@@ -18,11 +18,24 @@ type Features struct {
 	LiveInitrdNetwork bool `json:"live-initrd-network"`
 }
 
-// ParseFeatures decodes coreos/features.json.
+// ParseFeatures decodes coreos/features.json. Keys match exactly, as coreos-installer's
+// reader has them (encoding/json alone would take "Live-Initrd-Network" too); a key given
+// twice counts as its last value.
 func ParseFeatures(b []byte) (Features, error) {
-	var f Features
-	if err := json.Unmarshal(b, &f); err != nil {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
 		return Features{}, fmt.Errorf("parsing coreos/features.json: %w", err)
+	}
+	var f Features
+	for key, target := range map[string]any{
+		"installer-config": &f.InstallerConfig, "installer-config-directives": &f.InstallerConfigDirectives,
+		"live-initrd-network": &f.LiveInitrdNetwork,
+	} {
+		if raw, ok := keys[key]; ok {
+			if err := json.Unmarshal(raw, target); err != nil {
+				return Features{}, fmt.Errorf("parsing coreos/features.json: %s: %w", key, err)
+			}
+		}
 	}
 	return f, nil
 }

@@ -1,7 +1,10 @@
 package embed
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,9 +29,64 @@ func FuzzParseIgninfo(f *testing.F) {
 func FuzzParseFeatures(f *testing.F) {
 	f.Add([]byte(`{"installer-config": true, "live-initrd-network": true}`))
 	f.Add([]byte(`{"installer-config-directives": {"console": true}}`))
+	f.Add([]byte(`{"Live-Initrd-Network": true, "installer-config": null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = ParseFeatures(b)
+		got, err := ParseFeatures(b)
+		want, wantErr := referenceFeatures(b)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q: ParseFeatures error %v, the reference's %v", b, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: ParseFeatures = %+v, the reference reads %+v", b, got, want)
+		}
 	})
+}
+
+// referenceFeatures reads features.json token by token, as coreos-installer's reader has it
+// and apart from ParseFeatures: the keys match exactly, unknown keys are skipped, a known key
+// with a value of the wrong type is an error, a key given twice counts as its last value.
+func referenceFeatures(b []byte) (Features, error) {
+	var f Features
+	dec := json.NewDecoder(bytes.NewReader(b))
+	first, err := dec.Token()
+	if err != nil {
+		return Features{}, err
+	}
+	if first != nil && first != json.Delim('{') { // null sets nothing, as for any JSON value
+		return Features{}, fmt.Errorf("not an object: %v", first)
+	}
+	for first != nil && dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return Features{}, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return Features{}, err
+		}
+		switch key {
+		case "installer-config":
+			err = json.Unmarshal(raw, &f.InstallerConfig)
+		case "live-initrd-network":
+			err = json.Unmarshal(raw, &f.LiveInitrdNetwork)
+		case "installer-config-directives":
+			var directives map[string]bool
+			err = json.Unmarshal(raw, &directives)
+			f.InstallerConfigDirectives = directives
+		}
+		if err != nil {
+			return Features{}, err
+		}
+	}
+	if first != nil {
+		if _, err := dec.Token(); err != nil { // the closing brace
+			return Features{}, err
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Features{}, fmt.Errorf("data after the object: %v", err)
+	}
+	return f, nil
 }
 
 // FuzzFindKargs feeds kargs.json and area bytes through the whole lookup and parse.

@@ -182,15 +182,21 @@ func CustomizeInitramfs(w io.Writer, stock io.Reader, files initrd.Files) error 
 	if err != nil {
 		return err
 	}
-	if err := CheckInitramfsPayload(features, files); err != nil {
-		return err
-	}
-	packed, err := initrd.Pack(files)
+	appendix, err := InitramfsAppendix(features, files)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(packed)
+	_, err = w.Write(appendix)
 	return err
+}
+
+// InitramfsAppendix is what follows a stock live initramfs with features to carry files: the
+// xz newc archive of files, checked with CheckInitramfsPayload.
+func InitramfsAppendix(features embed.Features, files initrd.Files) ([]byte, error) {
+	if err := CheckInitramfsPayload(features, files); err != nil {
+		return nil, err
+	}
+	return initrd.Pack(files)
 }
 
 // CheckInitramfsPayload says whether a live initramfs with features takes files: network

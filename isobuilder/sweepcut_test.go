@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/filelock"
 )
 
 // A temporary directory whose removal was cut by SIGKILL after its lock file went, with
 // some of its work left, is swept by the next run once it is older than the moment between
 // creating a directory and its lock; a fresh one without a lock yet is left alone.
 func TestSweepRemovesADirectoryCutMidRemoval(t *testing.T) {
-	if !locksShowOwner {
+	if !filelock.Supported {
 		t.Skip("no advisory locks here: leftovers are removed by age alone, which another test covers")
 	}
 	dir := t.TempDir()

@@ -51,6 +51,10 @@ type MediaOptions struct {
 	// GrowEmbedArea rebuilds the ISO with a larger Ignition area when the payload does not
 	// fit the ISO's.
 	GrowEmbedArea bool
+	// MinimalBase, when not nil, is the minimal ISO of the pristine ISO for MinimalOptions,
+	// made by the caller (a server makes one for all its nodes): Media customizes it instead of
+	// making its own.
+	MinimalBase *isobuilder.LiveISO
 	// TempDir receives a minimal or grown ISO before it is committed.
 	TempDir string
 }
@@ -61,11 +65,19 @@ type Media struct {
 	Image *isobuilder.Image
 	// Derived is the minimal or grown ISO that Image is over, in a temporary file that the
 	// caller commits (Derived.Commit) or removes (Derived.Close); nil when Image is over the
-	// input ISO.
+	// input ISO or MediaOptions.MinimalBase.
 	Derived *isobuilder.DerivedISO
+	// Grown, when not nil, says why Derived is the ISO rebuilt with a larger Ignition area:
+	// the payload did not fit the ISO's.
+	Grown *isobuilder.TooLargeError
 	// Warnings add to the node's: what the media, not the node, calls for.
 	Warnings []Warning
+
+	over *isobuilder.LiveISO // the ISO Image customizes
 }
+
+// Composed is Image as spans over the ISO it customizes, for a server to stream.
+func (m *Media) Composed() *Composed { return composeImage(m.over.Base(), m.Image) }
 
 // ISOError is an error about the input ISO itself (it cannot be made minimal, or grown),
 // rather than about the node; callers name the ISO.
@@ -87,25 +99,27 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 			m.Derived.Close()
 		}
 	}()
-	base := iso
-	if opts.Minimal {
+	m.over = iso
+	switch {
+	case opts.Minimal && opts.MinimalBase != nil:
+		m.over = opts.MinimalBase
+	case opts.Minimal:
 		if m.Derived, err = MinimalISO(ctx, iso, opts.TempDir, opts.MinimalOptions); err != nil {
 			return nil, &ISOError{Err: err}
 		}
-		base = m.Derived.LiveISO
+		m.over = m.Derived.LiveISO
 	}
-	m.Image, err = n.Image(base)
-	var tooLarge *isobuilder.TooLargeError
-	if errors.As(err, &tooLarge) && opts.GrowEmbedArea {
-		grown, rerr := GrownISO(ctx, iso, tooLarge, opts)
+	m.Image, err = n.Image(m.over)
+	if errors.As(err, &m.Grown) && opts.GrowEmbedArea {
+		grown, rerr := GrownISO(ctx, iso, m.Grown, opts)
 		if rerr != nil {
 			return nil, rerr
 		}
 		if m.Derived != nil {
 			m.Derived.Close()
 		}
-		m.Derived = grown
-		m.Image, err = n.Image(grown.LiveISO)
+		m.Derived, m.over = grown, grown.LiveISO
+		m.Image, err = n.Image(m.over)
 	}
 	if err != nil {
 		return nil, err
@@ -114,7 +128,7 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 	case opts.Minimal && opts.MinimalOptions.RootfsURL == "":
 		m.Warnings = []Warning{noRootfsURLWarning}
 	case opts.Minimal:
-		m.Warnings = n.MinimalWarnings(m.Derived.LiveISO)
+		m.Warnings = n.MinimalWarnings(m.over)
 	}
 	return m, nil
 }
@@ -127,7 +141,8 @@ var noRootfsURLWarning = Warning{Kind: MinimalWithoutRootfsURL, Setting: "output
 // GrownISO rebuilds the pristine iso, minimal when opts.Minimal, with an Ignition area that
 // takes the payload that was tooLarge for it, as a temporary file in opts.TempDir: the ISO
 // that Media customizes when opts.GrowEmbedArea and the payload does not fit.
-func GrownISO(ctx context.Context, iso *isobuilder.LiveISO, tooLarge *isobuilder.TooLargeError, opts MediaOptions) (*isobuilder.DerivedISO, error) {
+func GrownISO(ctx context.Context, iso *isobuilder.LiveISO, tooLarge *isobuilder.TooLargeError,
+	opts MediaOptions) (*isobuilder.DerivedISO, error) {
 	grown, err := iso.Rebuild(ctx, opts.TempDir, isobuilder.RebuildOptions{
 		Minimal: opts.Minimal, MinimalOptions: opts.MinimalOptions, IgnitionAreaSize: GrownAreaSize(tooLarge.Compressed)})
 	if err != nil {
@@ -154,6 +169,7 @@ func (n *Node) MinimalWarnings(media *isobuilder.LiveISO) []Warning {
 	if HasIPKarg(current) || HasIPKarg(strings.Join(n.LiveKargs.Append, " ")) {
 		return nil
 	}
-	return []Warning{{Kind: MinimalOverDHCP, Text: "the minimal ISO fetches its root file system over the network from the initramfs, before Ignition runs; " +
-		"with no ip= live kernel argument and no network keyfile it relies on DHCP: add liveKargs (ip=...) or network keyfiles for a static address"}}
+	return []Warning{{Kind: MinimalOverDHCP, Text: "the minimal ISO fetches its root file system over the network from the " +
+		"initramfs, before Ignition runs; with no ip= live kernel argument and no network keyfile it relies on DHCP: " +
+		"add liveKargs (ip=...) or network keyfiles for a static address"}}
 }

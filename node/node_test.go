@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,10 +235,51 @@ func TestHasIPKarg(t *testing.T) {
 	}
 }
 
-func TestGrownAreaSize(t *testing.T) {
-	for compressed, want := range map[int64]int64{1: 256 << 10, 128 << 10: 256 << 10, 128<<10 + 1: 512 << 10, 300 << 10: 768 << 10} {
-		if got := GrownAreaSize(compressed); got != want {
-			t.Errorf("GrownAreaSize(%d) = %d, want %d", compressed, got, want)
+// TestGrownAreaHoldsThePayload: for payloads that do not fit the stock area, GrownISO's area
+// holds the payload with as much room again (so a config twice as large still embeds, by
+// sno-iso or coreos-installer), in whole 256 KiB steps, and is the smallest such size.
+func TestGrownAreaHoldsThePayload(t *testing.T) {
+	const step = 256 << 10
+	iso := openFixture(t, "embed-areas-2023-07.x86_64.iso")
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func(n int) []byte { // xz cannot shrink these
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	for _, n := range []int{300 << 10, 700 << 10} {
+		config := random(n)
+		_, err := iso.EmbedIgnition(config, false)
+		var tooLarge *isobuilder.TooLargeError
+		if !errors.As(err, &tooLarge) {
+			t.Fatalf("%d random bytes in the stock area: %v, want TooLargeError", n, err)
+		}
+		grown, err := GrownISO(context.Background(), iso, tooLarge, MediaOptions{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer grown.Close()
+		size, payload := grown.IgnitionArea().Length, tooLarge.Compressed
+		switch {
+		case size%step != 0:
+			t.Errorf("payload %d: area of %d bytes, not whole 256 KiB steps", payload, size)
+		case size < 2*payload:
+			t.Errorf("payload %d: area of %d bytes leaves less room than the payload takes", payload, size)
+		case size-step >= 2*payload:
+			t.Errorf("payload %d: area of %d bytes, one step less would do", payload, size)
+		}
+		if _, err := grown.EmbedIgnition(random(2*n), false); err != nil {
+			t.Errorf("payload %d: a config twice as large does not embed in the grown area of %d bytes: %v", payload, size, err)
+		}
+	}
+	// The same properties for any payload size.
+	for range 10000 {
+		payload := 1 + rng.Int64N(64<<20)
+		size := GrownAreaSize(payload)
+		if size%step != 0 || size < 2*payload || size-step >= 2*payload {
+			t.Fatalf("GrownAreaSize(%d) = %d: not the smallest multiple of 256 KiB holding twice the payload", payload, size)
 		}
 	}
 }

@@ -75,11 +75,11 @@ func (s *PXESet) Size(name string) int64 {
 // *ISOError.
 func (s *PXESet) Write(ctx context.Context, name string, w io.Writer, progress isobuilder.Progress) error {
 	if name == isobuilder.PXEInitramfs {
-		stock := s.files[name]
-		if err := isobuilder.CustomizeInitramfs(w, s.iso.PXEFileReader(stock), s.node.Payload); err != nil {
+		initramfs, err := s.initramfs()
+		if err != nil {
 			return &ISOError{Err: err}
 		}
-		return nil
+		return initramfs.writeTo(w)
 	}
 	if f, ok := s.files[name]; ok {
 		return s.iso.CopyPXEFile(ctx, w, f, progress)
@@ -90,6 +90,15 @@ func (s *PXESet) Write(ctx context.Context, name string, w io.Writer, progress i
 	}
 	_, err := w.Write(data)
 	return err
+}
+
+// initramfs is the node's initramfs over the ISO's, as a server composes it.
+func (s *PXESet) initramfs() (*Composed, error) {
+	stock, err := InspectInitramfs(s.iso)
+	if err != nil {
+		return nil, err
+	}
+	return s.node.Initramfs(stock)
 }
 
 // BootIPXE renders the node's iPXE script for the PXE files served under baseURL.

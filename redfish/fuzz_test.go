@@ -1,7 +1,9 @@
 package redfish
 
 import (
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -86,5 +88,40 @@ func FuzzResources(f *testing.F) {
 		var tk task
 		decodeResource("/t", resp, &tk)
 		redactJSON(body)
+		// A trace of a JSON body shows it whole but for the value of every secret field, at
+		// any depth: the same value as the body's with those replaced.
+		var in, out any
+		if json.Unmarshal(body, &in) == nil {
+			if err := json.Unmarshal([]byte(redactJSON(body)), &out); err != nil {
+				t.Fatalf("the trace of a JSON body is not JSON: %v", err)
+			}
+			if want := withSecretsReplaced(in); !reflect.DeepEqual(out, want) {
+				t.Fatalf("trace of %s:\n got %v\nwant %v", body, out, want)
+			}
+		}
 	})
+}
+
+// withSecretsReplaced is v with the value of every secret field replaced by the redaction
+// marker, written apart from redactJSON.
+func withSecretsReplaced(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			if secretFields[k] {
+				out[k] = redacted
+			} else {
+				out[k] = withSecretsReplaced(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withSecretsReplaced(x)
+		}
+		return out
+	}
+	return v
 }

@@ -1,24 +1,16 @@
 package serve
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
-	"net/http"
-	"os"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
-	"github.com/sno-iso/sno-iso/internal/filestamp"
-	"github.com/sno-iso/sno-iso/isobuilder"
-	"github.com/sno-iso/sno-iso/origin"
+	"github.com/sno-iso/sno-iso/node"
 )
 
 // Content types of the artifacts.
@@ -27,21 +19,6 @@ const (
 	binaryType = "application/octet-stream"
 	textType   = "text/plain; charset=utf-8"
 )
-
-const (
-	// sendfileMin is the span from which reopening the file for sendfile pays off; shorter
-	// spans (a 1 KiB range read) are read through a pooled buffer.
-	sendfileMin = 128 << 10
-	// writeChunk bounds each write: the write deadline is renewed, and the source file
-	// checked for a change, at least this often. A client that takes Config.WriteTimeout to
-	// accept this much is cut off (at the default minute, 8.5 kB/s).
-	writeChunk = 512 << 10
-)
-
-// ErrSourceChanged says that the file a response was being sent from was written while it
-// was sent (an ISO edited in place): the response is aborted, never completed with mixed
-// bytes under a strong ETag.
-var ErrSourceChanged = errors.New("the file changed while being sent: the response was aborted, and the next request is served from the new version")
 
 // artifact is one served file: parts laid end to end, each either bytes in memory or a
 // span of a file (the ISO, or a minimal ISO made from it). It is immutable and shared by
@@ -116,273 +93,15 @@ func (b *artifactBuilder) done() *artifact {
 	return b.a
 }
 
-// imageArtifact serves img, whose base is file: the base's bytes between the patches.
-func imageArtifact(file *sourceFile, img *isobuilder.Image, modTime time.Time, identity ...string) *artifact {
-	b := newArtifact(file, isoType, modTime, identity...)
-	var pos int64
-	for _, p := range img.Patches() {
-		b.addFile(pos, p.Offset-pos)
-		b.addData(p.Data)
-		pos = p.Offset + int64(len(p.Data))
+// composedArtifact serves c, whose base is file's bytes.
+func composedArtifact(file *sourceFile, c *node.Composed, contentType string, modTime time.Time, identity ...string) *artifact {
+	b := newArtifact(file, contentType, modTime, identity...)
+	for _, sp := range c.Spans() {
+		if sp.Data != nil {
+			b.addData(sp.Data)
+		} else {
+			b.addFile(sp.BaseOffset, sp.Size)
+		}
 	}
-	b.addFile(pos, img.Size()-pos)
 	return b.done()
-}
-
-// sourceFile is what artifacts read from (an open file, or any other reader of an ISO's
-// bytes), with what identifies its contents.
-type sourceFile struct {
-	f    io.ReaderAt
-	info os.FileInfo // nil when f is not an *os.File
-	// id names the contents for ETags: the same id means the same bytes.
-	id string
-	// procPath reopens the same file as a new open file description, with its own offset,
-	// so each request can hand the kernel a file to sendfile from; empty when f is not a
-	// file.
-	procPath string
-
-	// owner closes a file that one node owns (its grown ISO) once the node is replaced and
-	// no request reads it any more; nil for files that live as long as their ISO version.
-	owner   io.Closer
-	mu      sync.Mutex
-	refs    int
-	retired bool
-}
-
-// hold keeps the file open for a request until release; false when it was retired and may
-// be closed already. Files without an owner are always held.
-func (f *sourceFile) hold() bool {
-	if f == nil || f.owner == nil {
-		return true
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.retired {
-		return false
-	}
-	f.refs++
-	return true
-}
-
-func (f *sourceFile) release() {
-	if f == nil || f.owner == nil {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.refs--
-	if f.retired && f.refs == 0 {
-		f.owner.Close()
-	}
-}
-
-// retire closes an owned file now, or when the last request holding it ends.
-func (f *sourceFile) retire() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.retired && f.refs == 0 {
-		f.owner.Close()
-	}
-	f.retired = true
-}
-
-func newSourceFile(r io.ReaderAt, id string) (*sourceFile, error) {
-	f, ok := r.(*os.File)
-	if !ok {
-		return &sourceFile{f: r, id: id}, nil
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return &sourceFile{f: f, info: info, id: id, procPath: "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))}, nil
-}
-
-// copyBufPool holds the buffers of short and non-sendfile copies; they never grow with
-// the file.
-var copyBufPool = sync.Pool{New: func() any { return new([sendfileMin]byte) }}
-
-// bodyWriter writes an artifact's bytes to a response, one request's worth of state: the
-// reopened file for sendfile and the write deadline.
-type bodyWriter struct {
-	w       io.Writer
-	rc      *http.ResponseController
-	timeout time.Duration // for each chunk; see extendDeadline
-	file    *sourceFile
-	own     *os.File // this request's descriptor of file; nil until a long span needs it
-	// noSendfile is set once reopening failed (no /proc): copy through a buffer.
-	noSendfile bool
-	// ctx is the request's, for origin reads; pending is the origin's answer for the span
-	// at pendingOff, opened before the response was promised.
-	ctx        context.Context
-	pending    *origin.Body
-	pendingOff int64
-}
-
-func newBodyWriter(w http.ResponseWriter, file *sourceFile, timeout time.Duration) *bodyWriter {
-	return &bodyWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, file: file}
-}
-
-// close releases the request's descriptor.
-func (bw *bodyWriter) close() {
-	if bw.own != nil {
-		bw.own.Close()
-	}
-	if bw.pending != nil {
-		bw.pending.Close()
-	}
-}
-
-// extendDeadline gives the client the timeout for the next chunk: one that keeps reading
-// keeps going, one that stops for that long is cut off and frees its place. Writers that
-// cannot set deadlines (a test recorder) simply have none.
-func (bw *bodyWriter) extendDeadline() {
-	bw.rc.SetWriteDeadline(time.Now().Add(bw.timeout))
-}
-
-// checkSource reports ErrSourceChanged when the source file's size, modification or change
-// time is no longer what it was when it was opened: an fstat per chunk, cheap next to it.
-func (bw *bodyWriter) checkSource() error {
-	if bw.file == nil || bw.file.info == nil {
-		return nil
-	}
-	f, ok := bw.file.f.(*os.File)
-	if !ok {
-		return nil
-	}
-	now, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !filestamp.SameVersion(now, bw.file.info) {
-		return ErrSourceChanged
-	}
-	return nil
-}
-
-// writeRange writes bytes [off, off+n) of a.
-func (bw *bodyWriter) writeRange(a *artifact, off, n int64) error {
-	end := off + n
-	for _, p := range a.parts {
-		if p.start+p.size <= off || p.start >= end {
-			continue
-		}
-		from, to := max(off, p.start)-p.start, min(end, p.start+p.size)-p.start
-		if p.data != nil {
-			if err := bw.write(p.data[from:to]); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := bw.copyFile(p.fileOff+from, to-from); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (bw *bodyWriter) write(data []byte) error {
-	for len(data) > 0 {
-		chunk := data[:min(len(data), writeChunk)]
-		if err := bw.checkSource(); err != nil {
-			return err
-		}
-		bw.extendDeadline()
-		if _, err := bw.w.Write(chunk); err != nil {
-			return err
-		}
-		data = data[len(chunk):]
-	}
-	return nil
-}
-
-// copyFile writes n bytes of the source file at off: by sendfile from this request's own
-// descriptor when the span is long, else through a pooled buffer.
-func (bw *bodyWriter) copyFile(off, n int64) error {
-	if obj, ok := bw.file.f.(*origin.Object); ok && n >= sendfileMin {
-		return bw.copyOrigin(obj, off, n)
-	}
-	if n >= sendfileMin && bw.reopen() {
-		// The span's last byte is read and sent after a last check: a change during the
-		// sendfile is noticed while the response is still short of its Content-Length.
-		if err := bw.sendfile(off, n-1); err != nil {
-			return err
-		}
-		off, n = off+n-1, 1
-	}
-	buf := copyBufPool.Get().(*[sendfileMin]byte)
-	defer copyBufPool.Put(buf)
-	for n > 0 {
-		chunk := buf[:min(n, int64(len(buf)))]
-		got, err := bw.file.f.ReadAt(chunk, off)
-		if got < len(chunk) {
-			return shortRead(off+int64(got), err)
-		}
-		// After the read: bytes read before a change are consistent, and a change before
-		// or during it is seen here.
-		if err := bw.checkSource(); err != nil {
-			return err
-		}
-		bw.extendDeadline()
-		if _, err := bw.w.Write(chunk); err != nil {
-			return err
-		}
-		off += int64(got)
-		n -= int64(got)
-	}
-	return nil
-}
-
-// sendfile copies through io.Copy with an *io.LimitedReader over an *os.File: net/http hands
-// that to the TCP connection, which moves the bytes with sendfile(2).
-func (bw *bodyWriter) sendfile(off, n int64) error {
-	if _, err := bw.own.Seek(off, io.SeekStart); err != nil {
-		return err
-	}
-	for n > 0 {
-		chunk := min(n, writeChunk)
-		if err := bw.checkSource(); err != nil {
-			return err
-		}
-		bw.extendDeadline()
-		copied, err := io.Copy(bw.w, &io.LimitedReader{R: bw.own, N: chunk})
-		if err != nil {
-			return err
-		}
-		if copied < chunk {
-			return shortRead(off+copied, nil)
-		}
-		off += copied
-		n -= copied
-	}
-	return nil
-}
-
-// reopen opens this request's own descriptor of the source file, once; false means copy
-// through a buffer. The new descriptor must name the same file: a different one means the
-// descriptor number was reused, and its bytes are not ours.
-func (bw *bodyWriter) reopen() bool {
-	if bw.own != nil {
-		return true
-	}
-	if bw.noSendfile || bw.file.procPath == "" {
-		return false
-	}
-	f, err := os.Open(bw.file.procPath)
-	if err == nil {
-		if info, serr := f.Stat(); serr == nil && os.SameFile(info, bw.file.info) {
-			bw.own = f
-			return true
-		}
-		f.Close()
-	}
-	bw.noSendfile = true
-	return false
-}
-
-func shortRead(off int64, err error) error {
-	if err == nil || errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("reading the source at byte %d: %w (was the ISO truncated?)", off, err)
 }

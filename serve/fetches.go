@@ -60,5 +60,6 @@ func (f *fetchLog) describe(path string) string {
 	if e == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s by %s: %d bytes in %d requests, last at %s", path[1:], strings.Join(e.clients, ", "), e.bytes, e.requests, e.last.UTC().Format(time.TimeOnly+"Z"))
+	return fmt.Sprintf("%s by %s: %d bytes in %d requests, last at %s",
+		path[1:], strings.Join(e.clients, ", "), e.bytes, e.requests, e.last.UTC().Format(time.TimeOnly+"Z"))
 }

@@ -36,15 +36,13 @@ func (h *harness) wantGrown(config string) []byte {
 // grownFile is the file the node's grown full ISO is served from.
 func (h *harness) grownFile(name string) *sourceFile {
 	h.t.Helper()
-	h.srv.mu.Lock()
-	ns := h.srv.nodes[name].cur.Load()
-	h.srv.mu.Unlock()
-	ns.grown.mu.Lock()
-	defer ns.grown.mu.Unlock()
-	if len(ns.grown.m) != 1 || ns.grown.m[""] == nil {
-		h.t.Fatalf("node %s has %d grown ISOs, want the full one only", name, len(ns.grown.m))
+	ns := h.srv.nodes.get(name)
+	ns.isos.mu.Lock()
+	defer ns.isos.mu.Unlock()
+	if len(ns.isos.m) != 1 || ns.isos.m[""] == nil || ns.isos.m[""].val.grown == nil {
+		h.t.Fatalf("node %s has %d grown ISOs, want the full one only", name, len(ns.isos.m))
 	}
-	return ns.grown.m[""].val.file
+	return ns.isos.m[""].val.grown
 }
 
 func closed(f *sourceFile) bool {

@@ -349,7 +349,7 @@ func TestPreparationAgainstReplacedISONotJoined(t *testing.T) {
 	if r.ns.iso != iso2 {
 		t.Fatalf("the request holding the new ISO got a node prepared against the old one (closed: %v)", r.ns.iso.retired)
 	}
-	if _, err := r.ns.fullISO(); err != nil {
+	if _, err := h.srv.nodeISO(context.Background(), r.ns, ""); err != nil {
 		t.Errorf("the node's ISO: %v", err)
 	}
 }

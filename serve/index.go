@@ -21,7 +21,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.img">{{.Base}}/rootfs.img</a></p>
 {{if .ListErr}}<p><strong>Cannot list the nodes{{if .Local}}: {{.ListErr}}{{else}}; the server's log says why{{end}}</strong></p>{{end}}
 <table>
-<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th><th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
+<tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th>
+<th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
 {{range .Nodes}}{{$name := .Name}}<tr><td>{{.Name}}</td>
 {{with .URLs}}<td><a href="{{.ISO}}">{{.ISO}}</a></td>
 <td><a href="{{.MinimalISO}}">{{$name}}-minimal.iso</a></td>
@@ -30,7 +31,8 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 {{else}}<td colspan="4">shown only on this machine: <code>sno-iso serve urls</code> prints them</td>
 {{end}}<td>{{.State}}</td>
 <td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td></tr>
-{{else}}<tr><td colspan="7">No node yet: make a directory per node in the nodes directory holding bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
+{{else}}<tr><td colspan="7">No node yet: make a directory per node in the nodes directory holding
+bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
 {{end}}</table>
 {{if .Skipped}}<h2>Not served</h2><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body></html>
@@ -59,16 +61,12 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		ListErr                       error
 		Nodes                         []indexNode
 		Skipped                       []string
-	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, Local: local, ListErr: l.err, Skipped: l.skipped}
+	}{ISO: iso.path, VolumeID: iso.iso.Volume().VolumeID, NodesDir: s.cfg.NodesDir, Base: base, Local: local,
+		ListErr: l.err, Skipped: l.skipped}
 	for _, name := range l.nodes {
 		state := "not requested yet"
-		s.mu.Lock()
-		e := s.nodes[name]
-		s.mu.Unlock()
-		if e != nil {
-			if ns := e.cur.Load(); ns != nil && ns.fresh(iso) {
-				state = s.nodeStatus(ns)
-			}
+		if ns := s.nodes.get(name); ns != nil && ns.fresh(iso) {
+			state = s.nodeStatus(ns)
 		}
 		n := indexNode{Name: name, State: state}
 		if s.secret == nil || local {
@@ -106,7 +104,7 @@ func (s *Server) nodeStatus(ns *nodeState) string {
 	}
 	var problems []string
 	var tooLarge *isobuilder.TooLargeError
-	if _, err := ns.fullISO(); err != nil && !(s.cfg.GrowEmbedArea && errors.As(err, &tooLarge)) {
+	if err := ns.fitsISO(); err != nil && !(s.cfg.GrowEmbedArea && errors.As(err, &tooLarge)) {
 		problems = append(problems, "ISOs: "+problemClass(err))
 	}
 	if ns.node.Output.RootfsURL == "" && s.cfg.BaseURL == "" {

@@ -54,7 +54,8 @@ func newMetrics() *metrics {
 			Name: "sno_iso_node_preparation_failures_total", Help: "Preparations that failed on the node's files.",
 		}),
 		mediaMade: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sno_iso_node_media_made_total", Help: "Nodes' media made that take a build (made once per version of the node's files and the ISO), by kind: minimal, grown.",
+			Name: "sno_iso_node_media_made_total",
+			Help: "Nodes' media made that take a build (made once per version of the node's files and the ISO), by kind: minimal, grown.",
 		}, []string{"kind"}),
 		originRequests: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_origin_requests_total", Help: "Requests to the origin of an ISO given by URL.",

@@ -53,7 +53,8 @@ func originStatus(err error) error {
 	}
 	// The origin's URL may carry credentials (a presigned URL): the log has it, not the client.
 	if oe.Timeout() {
-		return &statusError{status: http.StatusGatewayTimeout, err: err, public: "the ISO's origin did not answer in time; the server's log says more"}
+		return &statusError{status: http.StatusGatewayTimeout, err: err,
+			public: "the ISO's origin did not answer in time; the server's log says more"}
 	}
 	return &statusError{status: http.StatusBadGateway, err: err, public: "the ISO's origin failed; the server's log says why"}
 }

@@ -12,7 +12,10 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/node"
-	"gopkg.in/yaml.v3"
+
+	igntypes "github.com/coreos/ignition/v2/config/v3_4/types"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 const (
@@ -32,50 +35,32 @@ const (
 		`"storage":{"files":[{"path":"/etc/foo","mode":420,"contents":{"source":"data:,foo"}}]}}`
 )
 
-// manifest is a MachineConfig as yaml.v3 reads it.
+// manifest is a MachineConfig read through the Machine Config Operator's own API type
+// (strictly: a field the MCO does not know fails), with spec.config read through
+// Ignition's config type.
 type manifest struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	Metadata   struct {
-		Name   string            `yaml:"name"`
-		Labels map[string]string `yaml:"labels"`
-	} `yaml:"metadata"`
-	Spec struct {
-		Config struct {
-			Ignition map[string]any `yaml:"ignition"`
-			Storage  struct {
-				Files []struct {
-					Path     string `yaml:"path"`
-					Contents struct {
-						Source string `yaml:"source"`
-					} `yaml:"contents"`
-				} `yaml:"files"`
-			} `yaml:"storage"`
-			Systemd struct {
-				Units []struct {
-					Name string `yaml:"name"`
-				} `yaml:"units"`
-			} `yaml:"systemd"`
-		} `yaml:"config"`
-		KernelArguments []string `yaml:"kernelArguments"`
-	} `yaml:"spec"`
+	mcfgv1.MachineConfig
+	config igntypes.Config
 }
 
 func readManifestYAML(t *testing.T, data []byte) manifest {
 	t.Helper()
 	var m manifest
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		t.Fatalf("not YAML: %v\n%s", err, data)
+	if err := k8syaml.UnmarshalStrict(data, &m.MachineConfig); err != nil {
+		t.Fatalf("the MCO's MachineConfig type does not read it: %v\n%s", err, data)
 	}
 	if m.APIVersion != "machineconfiguration.openshift.io/v1" || m.Kind != "MachineConfig" {
 		t.Fatalf("not a MachineConfig:\n%s", data)
+	}
+	if err := json.Unmarshal(m.Spec.Config.Raw, &m.config); err != nil {
+		t.Fatalf("spec.config: %v\n%s", err, data)
 	}
 	return m
 }
 
 func (m manifest) paths() []string {
 	var paths []string
-	for _, f := range m.Spec.Config.Storage.Files {
+	for _, f := range m.config.Storage.Files {
 		paths = append(paths, f.Path)
 	}
 	slices.Sort(paths)
@@ -107,11 +92,11 @@ func TestMachineconfigCustomized(t *testing.T) {
 	base := writeFile(t, filepath.Join(dir, "default.ign"), pointerIgn)
 	user := writeFile(t, filepath.Join(dir, "worker.ign"), pointerWithFile)
 	m := readManifestYAML(t, mustSno(t, nil, "machineconfig", "--role", "worker", "--base", base, user))
-	if m.Metadata.Name != "99-installer-ignition-worker" || m.Metadata.Labels["machineconfiguration.openshift.io/role"] != "worker" {
-		t.Fatalf("metadata = %+v", m.Metadata)
+	if m.Name != "99-installer-ignition-worker" || m.Labels["machineconfiguration.openshift.io/role"] != "worker" {
+		t.Fatalf("metadata = %+v", m.ObjectMeta)
 	}
-	if !slices.Equal(m.paths(), []string{"/etc/foo"}) || m.Spec.Config.Ignition["config"] != nil {
-		t.Fatalf("spec.config = %+v; want /etc/foo and no merge source", m.Spec.Config)
+	if !slices.Equal(m.paths(), []string{"/etc/foo"}) || len(m.config.Ignition.Config.Merge) != 0 || m.config.Ignition.Config.Replace.Source != nil {
+		t.Fatalf("spec.config = %+v; want /etc/foo and no merge source", m.config)
 	}
 
 	out := filepath.Join(dir, "99_openshift-installer-ignition_worker.yaml")
@@ -123,7 +108,7 @@ func TestMachineconfigCustomized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readManifestYAML(t, written).Metadata.Name != "99-installer-ignition-worker" {
+	if readManifestYAML(t, written).Name != "99-installer-ignition-worker" {
 		t.Fatalf("wrote:\n%s", written)
 	}
 	wantFailure(t, sno(t, nil, "machineconfig", "--role", "worker", "--base", base, user, "-o", out), "exists", "--force")
@@ -226,11 +211,11 @@ spec:
 		t.Fatalf("inspect's text does not name the MachineConfig:\n%s", text)
 	}
 	m := readManifestYAML(t, embeddedFile(t, out, customizationPath))
-	if len(m.paths()) != 0 || len(m.Spec.Config.Systemd.Units) != 1 ||
-		m.Spec.Config.Systemd.Units[0].Name != "hello.service" || !slices.Equal(m.Spec.KernelArguments, []string{"nosmt"}) {
+	if len(m.paths()) != 0 || len(m.config.Systemd.Units) != 1 ||
+		m.config.Systemd.Units[0].Name != "hello.service" || !slices.Equal(m.Spec.KernelArguments, []string{"nosmt"}) {
 		t.Fatalf("want the flags' unit and kernel argument, without sno.yaml's file: %+v", m.Spec)
 	}
-	if v := m.Spec.Config.Ignition["version"]; v != "3.1.0" {
+	if v := m.config.Ignition.Version; v != "3.1.0" {
 		t.Errorf("spec.config version %v, want unit.ign's 3.1.0", v)
 	}
 }

@@ -40,20 +40,29 @@ func serveCommand() *cli.Command {
 			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
 			"for up to 30 seconds.",
 		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
-			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means all interfaces, with a warning)"},
+			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
+				"all interfaces, with a warning)"},
 			nodesFlag(),
-			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when --listen names one)"},
-			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 with Retry-After (waiting for a node's preparation takes no place)"},
-			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than `DURATION` to accept each 512 KiB, freeing its place"},
-			&cli.DurationFlag{Name: "prepare-timeout", Value: serve.DefaultPrepareTimeout, Usage: "answer a node's requests 503 when reading and checking its files takes longer than `DURATION`; other nodes are not held up"},
+			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when " +
+				"--listen names one)"},
+			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
+				"with Retry-After (waiting for a node's preparation takes no place)"},
+			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +
+				"`DURATION` to accept each 512 KiB, freeing its place"},
+			&cli.DurationFlag{Name: "prepare-timeout", Value: serve.DefaultPrepareTimeout, Usage: "answer a node's requests 503 when reading " +
+				"and checking its files takes longer than `DURATION`; other nodes are not held up"},
 			growEmbedAreaFlag(),
 			secretFileFlag(),
-			&cli.DurationFlag{Name: "rotation-grace", Value: time.Hour, Usage: "keep the URLs of a secret replaced by hand working for `DURATION` (rotate-secret names its own grace period in the file)"},
-			&cli.BoolFlag{Name: "open", Usage: "publish plain URLs (/NODE.iso) that anyone who can reach the server can guess, instead of capability URLs"},
+			&cli.DurationFlag{Name: "rotation-grace", Value: time.Hour, Usage: "keep the URLs of a secret replaced by hand working for " +
+				"`DURATION` (rotate-secret names its own grace period in the file)"},
+			&cli.BoolFlag{Name: "open", Usage: "publish plain URLs (/NODE.iso) that anyone who can reach the server can guess, instead of " +
+				"capability URLs"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with the PEM certificate `FILE` (self-signed is fine for BMCs); needs --tls-key"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
-			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` (host:port) only, not with the nodes, over plain HTTP"},
-			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through log/slog)"},
+			&cli.StringFlag{Name: "admin-listen", Usage: "serve /healthz, /readyz and /metrics on `ADDRESS` (host:port) only, not with the " +
+				"nodes, over plain HTTP"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log lines as `FORMAT`: text, or json (one JSON object a line, through " +
+				"log/slog)"},
 		),
 		Action:      refuseServeArguments(withLiveISO(serveNodes)),
 		Subcommands: []*cli.Command{serveURLsCommand(), rotateSecretCommand()},
@@ -145,7 +154,8 @@ func serveNodes(c *cli.Context) error {
 	}
 	where := servedURL(ln.Addr(), tlsConfig != nil, baseURL)
 	if c.Bool("open") {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: --open: every node's media, with its cluster's private keys, go to anyone who can reach this server and guess /NODE.iso\n")
+		fmt.Fprintf(c.App.ErrWriter, "Warning: --open: every node's media, with its cluster's private keys, go to anyone who can reach this "+
+			"server and guess /NODE.iso\n")
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Serving the nodes of %s at %s/ (Ctrl-C to stop)\n", c.String("nodes"), where)
 	if !c.Bool("open") {
@@ -155,7 +165,8 @@ func serveNodes(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "(HOST: this machine's name or address as the BMCs and nodes reach it)\n")
 	}
 	if baseURL == "" {
-		fmt.Fprintf(c.App.ErrWriter, "Note: without --base-url, boot.ipxe names the address each request was sent to, and minimal ISOs need output.rootfsURL in their sno.yaml\n")
+		fmt.Fprintf(c.App.ErrWriter, "Note: without --base-url, boot.ipxe names the address each request was sent to, and minimal ISOs need "+
+			"output.rootfsURL in their sno.yaml\n")
 	}
 	return srv.Serve(c.Context, ln)
 }

@@ -35,7 +35,8 @@ func listen(c *cli.Context, addr string, tlsConfig *tls.Config) (net.Listener, e
 		return nil, listenError("listen", addr, err)
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: listening on all interfaces (%s): name the address BMCs and nodes reach with --listen HOST:PORT to keep the server off the others\n", ln.Addr())
+		fmt.Fprintf(c.App.ErrWriter, "Warning: listening on all interfaces (%s): "+
+			"name the address BMCs and nodes reach with --listen HOST:PORT to keep the server off the others\n", ln.Addr())
 	}
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
@@ -70,9 +71,11 @@ func listenError(flag, addr string, err error) error {
 	case errors.Is(err, syscall.EADDRINUSE):
 		return fmt.Errorf("--%s %s: %w; another program (another sno-iso serve?) listens there: stop it, or pick another port", flag, addr, err)
 	case errors.Is(err, syscall.EACCES):
-		return fmt.Errorf("--%s %s: %w; ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick a port above 1023, such as 8080", flag, addr, err)
+		return fmt.Errorf("--%s %s: %w; ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick a port above 1023, such as 8080",
+			flag, addr, err)
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return fmt.Errorf("--%s %s: %w; no interface of this machine has that address: name one it has (ip address lists them), or leave the host out to listen on every address", flag, addr, err)
+		return fmt.Errorf("--%s %s: %w; no interface of this machine has that address: name one it has (ip address lists them), "+
+			"or leave the host out to listen on every address", flag, addr, err)
 	}
 	return fmt.Errorf("--%s %s: %w", flag, addr, err)
 }

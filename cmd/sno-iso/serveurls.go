@@ -33,7 +33,8 @@ func checkNodesDir(c *cli.Context) error {
 }
 
 func secretFileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "secret-file", Usage: "read the secret of the capability URLs from `FILE`, never writing it (a mounted Kubernetes Secret; default: NODES/" + capability.SecretFileName + ")"}
+	return &cli.StringFlag{Name: "secret-file", Usage: "read the secret of the capability URLs from `FILE`, never writing it " +
+		"(a mounted Kubernetes Secret; default: NODES/" + capability.SecretFileName + ")"}
 }
 
 func serveURLsCommand() *cli.Command {
@@ -88,7 +89,8 @@ func serveURLs(c *cli.Context) error {
 	w := tabwriter.NewWriter(c.App.Writer, 0, 8, 2, ' ', 0)
 	for _, node := range nodes {
 		u := capability.NodeURLs(baseURL, secret, node)
-		fmt.Fprintf(w, "%s\tiso\t%s\n%s\tminimal-iso\t%s\n%s\tboot.ipxe\t%s\n%s\tpxe-dir\t%s\n", node, u.ISO, node, u.MinimalISO, node, u.BootIPXE, node, u.PXEDir)
+		fmt.Fprintf(w, "%s\tiso\t%s\n%s\tminimal-iso\t%s\n%s\tboot.ipxe\t%s\n%s\tpxe-dir\t%s\n",
+			node, u.ISO, node, u.MinimalISO, node, u.BootIPXE, node, u.PXEDir)
 	}
 	return w.Flush()
 }
@@ -129,7 +131,8 @@ func rotateSecret(c *cli.Context) error {
 	if err := capability.RotateSecretFile(path, now, grace); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "Wrote a new secret to %s; the old URLs work until %s. Print the new ones with sno-iso serve urls.\n", path, now.Add(grace).UTC().Format(time.RFC3339))
+	fmt.Fprintf(c.App.ErrWriter, "Wrote a new secret to %s; the old URLs work until %s. Print the new ones with sno-iso serve urls.\n",
+		path, now.Add(grace).UTC().Format(time.RFC3339))
 	return nil
 }
 
@@ -145,11 +148,13 @@ func secretPath(c *cli.Context) string {
 func secretAdvice(err error) error {
 	switch {
 	case errors.Is(err, capability.ErrNoSecret):
-		return fmt.Errorf("%w; start sno-iso serve over the nodes directory once, or make one with sno-iso serve rotate-secret --secret-file FILE", err)
+		return fmt.Errorf("%w; start sno-iso serve over the nodes directory once, "+
+			"or make one with sno-iso serve rotate-secret --secret-file FILE", err)
 	case errors.Is(err, capability.ErrBadSecret):
 		return fmt.Errorf("%w; write a new one with sno-iso serve rotate-secret (the URLs change)", err)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		return fmt.Errorf("%w; the nodes directory cannot hold the secret: give one with --secret-file (made with sno-iso serve rotate-secret --secret-file FILE)", err)
+		return fmt.Errorf("%w; the nodes directory cannot hold the secret: "+
+			"give one with --secret-file (made with sno-iso serve rotate-secret --secret-file FILE)", err)
 	}
 	return err
 }

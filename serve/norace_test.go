@@ -1,0 +1,6 @@
+//go:build !race
+
+package serve
+
+// raceEnabled tells that the race detector instruments this run.
+const raceEnabled = false
