@@ -22,9 +22,11 @@ type Server struct {
 	cfg     Config
 	prepare prepareFunc
 	log     *log.Logger
-	sem     chan struct{}
-	ctx     context.Context // ends with Close: minimal ISO builds stop
-	cancel  context.CancelFunc
+	// sem bounds the responses of node files, publicSem those anyone may ask for without a
+	// token (/rootfs.img, the index): each class has MaxConcurrent places of its own.
+	sem, publicSem chan struct{}
+	ctx            context.Context // ends with Close: minimal ISO builds stop
+	cancel         context.CancelFunc
 
 	metrics   *metrics
 	adminOnce sync.Once
@@ -114,7 +116,8 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
+		publicSem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
 	}, nil
 }
 
