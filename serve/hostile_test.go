@@ -2,10 +2,14 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -48,4 +52,75 @@ func TestPublicFilesDoNotTakeCapabilitySlots(t *testing.T) {
 	if resp, _ := h.get("/a.iso"); resp.StatusCode != http.StatusOK {
 		t.Errorf("a capability URL while the public places are taken: %d, want 200", resp.StatusCode)
 	}
+}
+
+// serving runs s.Serve on a loopback listener until the test ends and returns its address.
+func serving(t *testing.T, s *Server) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+	})
+	return ln.Addr().String()
+}
+
+// A request whose headers exceed the bound is refused with 431, not read into memory.
+func TestOversizedHeadersRefused(t *testing.T) {
+	h := newHarness(t, "", map[string]string{"a": configA}, nil)
+	addr := serving(t, h.srv)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+	req.Header.Set("X-Filler", strings.Repeat("x", 64<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("64 KiB of headers: %d, want 431", resp.StatusCode)
+	}
+}
+
+// Past MaxConnections, a connection is closed at once; once one closes, another is served.
+func TestConnectionsBounded(t *testing.T) {
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.MaxConnections = 2 })
+	addr := serving(t, h.srv)
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n")) // headers never finished
+		held = append(held, c)
+	}
+	// The held connections are accepted before the next one: a request on each proves it.
+	extra, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(extra, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if n, err := extra.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Errorf("a third connection got %d bytes, %v; want it closed", n, err)
+	}
+	held[0].Close()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatalf("no connection served after one of the two closed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	held[1].Close()
 }

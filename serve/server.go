@@ -58,6 +58,9 @@ func New(cfg Config) (*Server, error) {
 }
 
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}

@@ -45,6 +45,7 @@ func serveCommand() *cli.Command {
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when " +
 				"--listen names one)"},
+			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed at once"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
 				"with Retry-After (waiting for a node's preparation takes no place)"},
 			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +
@@ -94,6 +95,9 @@ func serveNodes(c *cli.Context) error {
 	if err := checkNodesDir(c); err != nil {
 		return err
 	}
+	if n := c.Int("max-connections"); n < 1 {
+		return usagef("--max-connections must be at least 1, got %d", n)
+	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
@@ -133,6 +137,7 @@ func serveNodes(c *cli.Context) error {
 		NodesDir:       c.String("nodes"),
 		BaseURL:        baseURL,
 		MaxConcurrent:  c.Int("max-concurrent"),
+		MaxConnections: c.Int("max-connections"),
 		PrepareTimeout: c.Duration("prepare-timeout"),
 		WriteTimeout:   c.Duration("write-timeout"),
 		GrowEmbedArea:  c.Bool("grow-embed-area"),
