@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
+	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
 )
 
@@ -123,4 +125,31 @@ func TestConnectionsBounded(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	held[1].Close()
+}
+
+// A broken replacement of the certificate or key is logged, once, while the last good pair
+// stays in use.
+func TestTLSBrokenRenewalLogged(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
+	var warnings []error
+	cfg, err := TLSConfig(certFile, keyFile, func(err error) { warnings = append(warnings, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := cfg.GetCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, []byte("broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if got, err := cfg.GetCertificate(nil); err != nil || !bytes.Equal(got.Certificate[0], good.Certificate[0]) {
+			t.Fatalf("after a broken renewal: %v, want the last good certificate", err)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), keyFile) {
+		t.Errorf("warnings %v, want one naming %s", warnings, keyFile)
+	}
 }
