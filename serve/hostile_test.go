@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,5 +153,82 @@ func TestTLSBrokenRenewalLogged(t *testing.T) {
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), keyFile) {
 		t.Errorf("warnings %v, want one naming %s", warnings, keyFile)
+	}
+}
+
+// The served ISO moved away: the open file keeps serving whole answers or the server says it
+// cannot (5xx, not ready), never 200 with an empty or cut body.
+func TestISOMovedAway(t *testing.T) {
+	iso := filepath.Join(t.TempDir(), "live.iso")
+	copyTestFile(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), iso)
+	h := newHarness(t, iso, map[string]string{"a": configA}, nil)
+	if resp, _ := h.get("/a.iso"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("before: %d", resp.StatusCode)
+	}
+	if err := os.Rename(iso, iso+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/a.iso", "/" + isobuilder.PXERootfs, "/a/initrd.img"} {
+		resp, body := h.get(p)
+		if resp.StatusCode == http.StatusOK && int64(len(body)) != resp.ContentLength {
+			t.Errorf("GET %s after the move: 200 with %d of %d bytes", p, len(body), resp.ContentLength)
+		}
+		if resp.StatusCode == http.StatusOK && len(body) == 0 {
+			t.Errorf("GET %s after the move: 200 with an empty body", p)
+		}
+		ready, _ := h.get(ReadyPath)
+		if resp.StatusCode >= 500 && ready.StatusCode == http.StatusOK {
+			t.Errorf("GET %s after the move: %d while %s says ready", p, resp.StatusCode, ReadyPath)
+		}
+	}
+	// Put back, it is served again.
+	if err := os.Rename(iso+".moved", iso); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := h.get("/a.iso"); resp.StatusCode != http.StatusOK || !bytes.Equal(body, h.want(configA)) {
+		t.Errorf("after the ISO was put back: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	if ready, _ := h.get(ReadyPath); ready.StatusCode != http.StatusOK {
+		t.Errorf("after the ISO was put back: %s %d", ReadyPath, ready.StatusCode)
+	}
+}
+
+func copyTestFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A node whose file blocked its preparation is prepared again once the file is put right:
+// the stuck preparation, past its time limit, does not hold the node's requests forever.
+func TestStuckNodeRecoversOnceItsFileIsRestored(t *testing.T) {
+	h := newHarness(t, "", nil, func(c *testSetup) { c.PrepareTimeout = 300 * time.Millisecond })
+	dir := filepath.Join(h.nodes, "stuck")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, testConfig)
+	fixtures.NamedPipe(t, fifo)
+	aside := filepath.Join(t.TempDir(), "fifo")
+	t.Cleanup(func() {
+		// A writer that comes and goes ends the stuck preparation's read.
+		if w, err := os.OpenFile(aside, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	if resp, _ := h.get("/stuck.iso"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("while its file blocks: %d, want 503", resp.StatusCode)
+	}
+	if err := os.Rename(fifo, aside); err != nil {
+		t.Fatal(err)
+	}
+	h.writeNode("stuck", configA)
+	if resp, body := h.get("/stuck.iso"); resp.StatusCode != http.StatusOK || !bytes.Equal(body, h.want(configA)) {
+		t.Errorf("once its file is restored: %d, want the node's ISO", resp.StatusCode)
 	}
 }

@@ -49,14 +49,24 @@ func (c *nodeCache) get(name string) *nodeState {
 
 // put makes ns the latest preparation of the node whose entry is e, ending the preparation in
 // progress, and retires the one it replaces.
-func (c *nodeCache) put(e *nodeEntry, ns *nodeState) {
+func (c *nodeCache) put(e *nodeEntry, ns *nodeState) { c.putFrom(e, nil, ns) }
+
+// putFrom puts ns, the result of the preparation p (nil: whichever), unless p was left behind
+// as stuck and another preparation replaced it: then ns is retired, and false returned.
+func (c *nodeCache) putFrom(e *nodeEntry, p *preparation, ns *nodeState) bool {
 	e.mu.Lock()
+	if p != nil && e.preparing != p {
+		e.mu.Unlock()
+		ns.retire()
+		return false
+	}
 	old := e.cur.Swap(ns)
 	e.preparing = nil
 	e.mu.Unlock()
 	if old != nil {
 		old.retire()
 	}
+	return true
 }
 
 // retain drops and retires the nodes for which keep is false (removed from the nodes

@@ -22,6 +22,16 @@ type preparation struct {
 	timedOut sync.Once // logs the overrun once
 }
 
+// stuck reports whether the preparation is still running past its time limit.
+func (p *preparation) stuck() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return p.deadline.Err() != nil
+	}
+}
+
 // nodeState is a node prepared against one version of the ISO and of its files. Its
 // artifacts are made on first request.
 type nodeState struct {
@@ -139,15 +149,18 @@ func (s *Server) joinPreparation(ctx context.Context, e *nodeEntry, iso *isoStat
 		return ns, nil
 	}
 	p := e.preparing
-	if p == nil {
+	// One stuck past its time limit (a read that never returns) is left behind: its file
+	// may have been put right since. A new one starts at most once per time limit.
+	if p == nil || p.stuck() {
 		p = &preparation{done: make(chan struct{})}
 		p.deadline, p.cancel = context.WithTimeout(s.ctx, s.cfg.PrepareTimeout)
 		e.preparing = p
 		go func() {
 			defer p.cancel()
 			ns := prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.prepare)
-			s.nodes.put(e, ns)
-			s.logPrepared(ns)
+			if s.nodes.putFrom(e, p, ns) {
+				s.logPrepared(ns)
+			}
 			p.ns = ns
 			close(p.done)
 		}()
