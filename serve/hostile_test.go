@@ -232,3 +232,42 @@ func TestStuckNodeRecoversOnceItsFileIsRestored(t *testing.T) {
 		t.Errorf("once its file is restored: %d, want the node's ISO", resp.StatusCode)
 	}
 }
+
+// Prepared nodes live in a cache bounded by bytes: served round-robin, more nodes than fit
+// keep the cache within its budget, the least recently used going first, and the metrics
+// count hits, misses and bytes.
+func TestNodeCacheBoundedByBytes(t *testing.T) {
+	nodes := map[string]string{}
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("n%02d", i))
+		nodes[names[i]] = configA + strings.Repeat(" ", 4096)
+	}
+	var budget int64
+	h := newHarness(t, "", nodes, func(c *testSetup) {
+		budget = 4 * (nodeStateOverhead + 2*int64(len(configA)+4096))
+		c.NodeCacheBytes = budget
+	})
+	for range 2 {
+		for _, name := range names {
+			if resp, _ := h.get("/" + name + "/boot.ipxe"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %d", name, resp.StatusCode)
+			}
+		}
+	}
+	_, metrics := h.get(MetricsPath)
+	bytes := metricValue(t, string(metrics), "sno_iso_node_cache_bytes")
+	if bytes <= 0 || bytes > float64(budget) {
+		t.Errorf("the cache holds %v bytes, want within its budget of %d", bytes, budget)
+	}
+	if misses := metricValue(t, string(metrics), "sno_iso_node_cache_misses_total"); misses != 24 {
+		t.Errorf("%v misses, want 24: round-robin over more nodes than fit misses every time", misses)
+	}
+	// The node just used is kept: asking again is a hit.
+	h.get("/n00/boot.ipxe")
+	h.get("/n00/boot.ipxe")
+	_, metrics = h.get(MetricsPath)
+	if hits := metricValue(t, string(metrics), "sno_iso_node_cache_hits_total"); hits != 1 {
+		t.Errorf("%v hits, want 1", hits)
+	}
+}

@@ -56,6 +56,22 @@ type nodeState struct {
 	initrdErr  error
 }
 
+// nodeStateOverhead is what a preparation costs besides its payload: its maps, stamps and
+// the artifacts' descriptions.
+const nodeStateOverhead = 16 << 10
+
+// memory estimates the bytes a preparation holds: its payload, and as much again for the
+// compressed copies its media are made of.
+func (ns *nodeState) memory() int64 {
+	n := int64(nodeStateOverhead)
+	if ns.node != nil {
+		for _, data := range ns.node.Payload {
+			n += 2 * int64(len(data))
+		}
+	}
+	return n
+}
+
 // fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
 func (ns *nodeState) fresh(iso *isoState) bool {
 	if ns.iso != iso || nodeVersion(ns.dir) != ns.version {
@@ -114,12 +130,14 @@ func (s *Server) node(ctx context.Context, iso *isoState, name string) (*nodeSta
 	}
 	e := s.nodes.entry(name)
 	ns := e.cur.Load()
-	if ns == nil || !ns.fresh(iso) {
+	hit := ns != nil && ns.fresh(iso)
+	if !hit {
 		var err error
 		if ns, err = s.prepared(ctx, e, iso, name); err != nil {
 			return nil, err
 		}
 	}
+	s.nodes.use(e, ns, hit)
 	if ns.err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, ns.err)
 	}

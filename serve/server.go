@@ -58,6 +58,9 @@ func New(cfg Config) (*Server, error) {
 }
 
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
+	if cfg.NodeCacheBytes <= 0 {
+		cfg.NodeCacheBytes = DefaultNodeCacheBytes
+	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
@@ -117,11 +120,13 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		publicSem: make(chan struct{}, cfg.MaxConcurrent),
 		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
-	}, nil
+	}
+	s.nodes.budget, s.nodes.observe = cfg.NodeCacheBytes, m.nodeCacheUsed
+	return s, nil
 }
 
 // Close stops minimal and grown ISO builds, releases the ISO and removes the minimal and
