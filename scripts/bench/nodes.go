@@ -3,25 +3,21 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
 
 // benchNodes measures `sno-iso serve` with many nodes (bootstrap-in-place configs as genbip
-// writes them): each node's ISO asked for once
-// (a 1 KiB range, which prepares the node and composes its ISO), round-robin, twice over;
-// it prints the server's resident memory after each pass and its peak, and the CPU time
-// per node prepared. The node cache bounds the memory whatever the number of nodes.
+// writes them): each node's ISO asked for once (a 1 KiB range, which prepares the node and
+// composes its ISO), round-robin, twice over. It prints the server's resident memory after
+// each pass and its peak, and the CPU time per node prepared: the node cache bounds the
+// memory whatever the number of nodes.
 func benchNodes(sno, tmp string, counts []int) {
 	iso := filepath.Join(tmp, "nodes-lookalike.iso")
 	cmd := exec.Command("scripts/mkliveiso", "--rootfs-size", "4M", iso)
@@ -56,7 +52,7 @@ func benchNodes(sno, tmp string, counts []int) {
 				fatal(err)
 			}
 		}
-		server, base := startOpenServer(sno, iso, nodes)
+		server, base := startServer(sno, iso, nodes, "--open")
 		pid := server.Process.Pid
 		cpuBefore, start := cpuTime(pid), time.Now()
 		var rss [2]int64
@@ -77,38 +73,6 @@ func benchNodes(sno, tmp string, counts []int) {
 	}
 }
 
-// startOpenServer starts `sno-iso serve --open` on loopback, its access log discarded.
-func startOpenServer(sno, iso, nodes string) (*exec.Cmd, string) {
-	cmd := exec.Command(sno, "serve", "--open", "--listen", "127.0.0.1:0", "--iso", iso, "--nodes", nodes)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		fatal(err)
-	}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := regexp.MustCompile(`at (http://\S+)/ `).FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-		close(urls)
-	}()
-	select {
-	case u, ok := <-urls:
-		if !ok {
-			fatalf("sno-iso serve ended before listening")
-		}
-		return cmd, u
-	case <-time.After(time.Minute):
-		fatalf("sno-iso serve did not start within a minute")
-	}
-	return nil, ""
-}
-
 // rangeGet asks for the first KiB of url.
 func rangeGet(url string) {
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
@@ -122,19 +86,4 @@ func rangeGet(url string) {
 	if resp.StatusCode != http.StatusPartialContent {
 		fatalf("GET %s: %s", url, resp.Status)
 	}
-}
-
-// currentRSS is a process's resident memory now, in KiB.
-func currentRSS(pid int) int64 {
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		fatal(err)
-	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kib
-		}
-	}
-	return 0
 }
