@@ -163,6 +163,18 @@ func (o *Object) String() string { return o.display }
 // version that was opened: this Object cannot read it, Open it again.
 func (o *Object) Changed() bool { return o.changed.Load() }
 
+// Check asks the origin for the first byte of the opened version, past the cache: nil when
+// it answers with it, else the *Error of the request (Changed then reports a new version).
+func (o *Object) Check(ctx context.Context) error {
+	body, err := o.Range(ctx, 0, 1)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	_, err = io.ReadFull(body, make([]byte, 1))
+	return err
+}
+
 // ReadAt reads len(p) bytes at off: through the block cache for small reads, with one
 // request to the origin for reads longer than a few blocks.
 func (o *Object) ReadAt(p []byte, off int64) (int, error) {

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // The operational endpoints, on the main handler unless Config.SeparateAdmin; deployments
@@ -17,8 +19,10 @@ const (
 	MetricsPath = "/metrics"
 )
 
-// Admin answers /healthz (the process answers), /readyz (the ISO is parsed and readable
-// and the nodes directory listed: 503 with the reason otherwise) and /metrics (Prometheus).
+// Admin answers /healthz (the process answers), /readyz (the ISO is parsed and readable, its
+// origin answers with the version being served, and the nodes directory is listed: 503 with
+// the reason otherwise) and /metrics (Prometheus). A node whose files are broken leaves the
+// server ready: its requests fail on every replica alike, and the index names it.
 func (s *Server) Admin() http.Handler {
 	s.adminOnce.Do(func() { s.admin = s.newAdmin() })
 	return s.admin
@@ -30,7 +34,7 @@ func (s *Server) newAdmin() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET "+ReadyPath, func(w http.ResponseWriter, r *http.Request) {
-		if err := s.ready(); err != nil {
+		if err := s.ready(r.Context()); err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
@@ -46,16 +50,51 @@ func (s *Server) isAdminPath(path string) bool {
 }
 
 // ready reports why the server cannot serve nodes now, if it cannot.
-func (s *Server) ready() error {
+func (s *Server) ready(ctx context.Context) error {
 	iso, err := s.acquireISO()
 	if err != nil {
 		return err
 	}
+	object := iso.object
 	s.releaseISO(iso)
+	if object != nil {
+		if err := s.checkOrigin(ctx, object); err != nil {
+			return err
+		}
+	}
 	if l := s.listing(); l.err != nil {
 		return fmt.Errorf("listing the nodes: %w", l.err)
 	}
 	return nil
+}
+
+// originCheckInterval is how long the origin's last answer to a readiness check stands:
+// probes from every kubelet and load balancer do not each become a request to the origin.
+const originCheckInterval = 5 * time.Second
+
+// checkOrigin asks the origin for a byte of the version being served, at most once per
+// originCheckInterval. A new version there is opened now: ready only if it can be served.
+func (s *Server) checkOrigin(ctx context.Context, object *origin.Object) error {
+	s.originCheck.Lock()
+	defer s.originCheck.Unlock()
+	if s.originChecked == object && time.Since(s.originCheckedAt) < s.originCheckEvery {
+		return s.originCheckErr
+	}
+	err := object.Check(ctx)
+	if object.Changed() {
+		// acquireISO opens the new version, or says why it cannot.
+		iso, aerr := s.acquireISO()
+		if aerr != nil {
+			return aerr
+		}
+		s.releaseISO(iso)
+		return nil
+	}
+	if err != nil {
+		err = fmt.Errorf("the ISO's origin does not answer: %w", err)
+	}
+	s.originChecked, s.originCheckedAt, s.originCheckErr = object, time.Now(), err
+	return err
 }
 
 // ServeAdmin answers Admin's endpoints on ln until ctx ends.

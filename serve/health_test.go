@@ -1,13 +1,17 @@
 package serve
 
 import (
+	"bytes"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/origin"
@@ -112,5 +116,43 @@ func TestRouteOf(t *testing.T) {
 		if got := routeOf(path); got != want {
 			t.Errorf("routeOf(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// TestReadyFollowsTheOrigin: /readyz asks the origin, so a replica whose origin is down, or
+// whose origin now holds a version that cannot be served, leaves the load balancer.
+func TestReadyFollowsTheOrigin(t *testing.T) {
+	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	store := newObjectStore(t, iso)
+	h := newHarness(t, iso, map[string]string{"a": configA}, func(c *testSetup) { c.ISO = store.url() })
+	h.srv.originCheckEvery = 0 // every probe asks the origin
+	ready := func(wantStatus int, want string) {
+		t.Helper()
+		resp, body := h.get(ReadyPath)
+		if resp.StatusCode != wantStatus || !strings.Contains(string(body), want) || strings.Contains(string(body), "TOPSECRET") {
+			t.Errorf("%s: %d %q, want %d with %q", ReadyPath, resp.StatusCode, body, wantStatus, want)
+		}
+	}
+	ready(200, "ready")
+
+	store.set(iso, `"object-v1"`, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) })
+	ready(503, "the ISO's origin does not answer")
+
+	// A new version that is not a live ISO: it cannot be served.
+	garbage := filepath.Join(t.TempDir(), "garbage.iso")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store.set(garbage, `"object-v2"`, nil)
+	ready(503, "changed at its origin and the new version cannot be served")
+
+	// A live ISO replaces it: served, and ready again.
+	h.srv.mu.Lock()
+	h.srv.originRetry = time.Time{}
+	h.srv.mu.Unlock()
+	store.set(fixtures.File(t, "embed-areas-2021-12.iso"), `"object-v3"`, nil)
+	ready(200, "ready")
+	if resp, body := h.get("/a.iso"); resp.StatusCode != 200 {
+		t.Errorf("/a.iso after the origin's new version: %d %s", resp.StatusCode, body)
 	}
 }

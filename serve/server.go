@@ -15,6 +15,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/filestamp"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // Server is the http.Handler that serves the nodes. Create it with New; Close it.
@@ -45,9 +46,16 @@ type Server struct {
 	// until originRetry: an origin that is down is not asked again by every request.
 	originErr   error
 	originRetry time.Time
-	secret      *capability.Source // nil for an open server
-	fetches     fetchLog
-	reports     *reports // nil for an open server
+	// originCheck serializes readiness checks of the origin; the last one's answer stands for
+	// originCheckEvery (originCheckInterval).
+	originCheck      sync.Mutex
+	originChecked    *origin.Object
+	originCheckedAt  time.Time
+	originCheckErr   error
+	originCheckEvery time.Duration
+	secret           *capability.Source // nil for an open server
+	fetches          fetchLog
+	reports          *reports // nil for an open server
 }
 
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
@@ -126,6 +134,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		publicSem: make(chan struct{}, cfg.MaxConcurrent),
 		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
+		originCheckEvery: originCheckInterval,
 	}
 	s.nodes.budget, s.nodes.observe = cfg.NodeCacheBytes, m.nodeCacheUsed
 	if secret != nil {
