@@ -298,6 +298,11 @@ func (o *Object) checkRange(resp *http.Response, off, n int64) error {
 	if etag := resp.Header.Get("ETag"); o.etag != "" && etag != "" && !httpsem.StrongMatch(etag, o.etag) {
 		return o.changedError(fmt.Sprintf("ETag %s, opened as %s", etag, o.etag))
 	}
+	// Without an ETag the version is its Last-Modified date: an origin that ignores If-Range
+	// still names a new version there.
+	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); o.etag == "" && err == nil && !lm.Equal(o.lastModified) {
+		return o.changedError(fmt.Sprintf("Last-Modified %s, opened as %s", lm.UTC().Format(http.TimeFormat), o.lastModified.Format(http.TimeFormat)))
+	}
 	cr, err := knownRange(resp.Header)
 	if err != nil {
 		return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: %v", ErrBadResponse, err)}

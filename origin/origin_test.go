@@ -418,6 +418,33 @@ func TestKnownRange(t *testing.T) {
 
 // An origin that names no version (no strong ETag, no Last-Modified) cannot be pinned: a
 // replaced object would be served as a mix of two versions. Open refuses it.
+// TestReplacedObjectWithLastModifiedOnly: an origin that names versions by Last-Modified alone
+// and ignores If-Range (as some simple servers do) answers a range of a new version with 206:
+// its date, not the bytes' size, tells the versions apart.
+func TestReplacedObjectWithLastModifiedOnly(t *testing.T) {
+	v1, v2 := randomBytes(50_000), randomBytes(50_001)[1:]
+	o := newTestOrigin(t, v1)
+	serve := func(data []byte, modified time.Time) {
+		o.handler = func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Del("If-Range")
+			http.ServeContent(w, r, "", modified, bytes.NewReader(data))
+		}
+	}
+	serve(v1, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	obj, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(v2, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	buf := make([]byte, 100)
+	if _, err := obj.ReadAt(buf, 20_000); !errors.Is(err, ErrChanged) {
+		t.Fatalf("ReadAt after replacement: %v (bytes of v2: %v), want ErrChanged", err, bytes.Equal(buf, v2[20_000:20_100]))
+	}
+	if !obj.Changed() {
+		t.Error("Changed() is false after the origin answered with another Last-Modified")
+	}
+}
+
 func TestOriginWithoutValidatorIsRefused(t *testing.T) {
 	data := randomBytes(10_000)
 	for name, etag := range map[string]string{"none": "", "weak ETag": `W/"v1"`} {
