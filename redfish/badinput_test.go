@@ -2,7 +2,11 @@ package redfish
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +162,29 @@ func TestTimeout(t *testing.T) {
 	_, err := clientOf(t, redfishtest.Unresponsive(t)).Status(ctx, "")
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "GET /redfish/v1/") {
 		t.Errorf("got %v; want the deadline, naming the request", err)
+	}
+}
+
+// TestBMCWordsEscaped: what a BMC says in a refusal reaches the terminal in the error, so
+// its escape sequences and carriage returns are shown escaped, not sent.
+func TestBMCWordsEscaped(t *testing.T) {
+	const said = "refused \x1b[31mRED\x1b[0m\rforged line"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/redfish/v1/" || r.URL.Path == "/redfish/v1" {
+			fmt.Fprint(w, `{"@odata.id": "/redfish/v1/", "Systems": {"@odata.id": "/redfish/v1/Systems"}}`)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "Base.1.0.GeneralError", "message": said}})
+		w.Write(body)
+	}))
+	defer srv.Close()
+	_, err := clientOf(t, srv.URL).Status(testContext(t), "")
+	if err == nil {
+		t.Fatal("Status succeeded against a BMC that refuses everything")
+	}
+	if strings.ContainsAny(err.Error(), "\x1b\r") || !strings.Contains(err.Error(), `\x1b[31mRED`) {
+		t.Errorf("the BMC's words are not escaped: %q", err.Error())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/safetext"
 )
 
 var (
@@ -76,7 +78,8 @@ func (e *Error) Error() string {
 	}
 	fmt.Fprintf(&b, "the BMC refused %s %s (%d %s)", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
 	if msg := e.explanation(); msg != "" {
-		b.WriteString(": " + msg)
+		// The BMC's words reach a terminal: no escape sequence, no forged line.
+		b.WriteString(": " + safetext.Escape(msg))
 	}
 	return b.String()
 }
