@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"testing"
 
@@ -68,5 +69,9 @@ func TestMediaComposedIsTheImage(t *testing.T) {
 	}
 	if len(minimal.Warnings) != 1 || minimal.Warnings[0].Kind != MinimalOverDHCP {
 		t.Errorf("warnings over the shared minimal ISO: %q", minimal.Warnings)
+	}
+	// Patched in place, the pristine ISO would get the minimal ISO's patches.
+	if err := minimal.Write(context.Background(), isobuilder.Output{InPlace: "unused.iso"}); !errors.Is(err, isobuilder.ErrDerivedInPlace) {
+		t.Errorf("writing the ISO over the shared minimal ISO in place: %v, want ErrDerivedInPlace", err)
 	}
 }

@@ -73,7 +73,8 @@ type Media struct {
 	// Warnings add to the node's: what the media, not the node, calls for.
 	Warnings []Warning
 
-	over *isobuilder.LiveISO // the ISO Image customizes
+	over            *isobuilder.LiveISO // the ISO Image customizes
+	overMinimalBase bool                // over is MediaOptions.MinimalBase
 }
 
 // Composed is Image as spans over the ISO it customizes, for a server to stream.
@@ -102,7 +103,7 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 	m.over = iso
 	switch {
 	case opts.Minimal && opts.MinimalBase != nil:
-		m.over = opts.MinimalBase
+		m.over, m.overMinimalBase = opts.MinimalBase, true
 	case opts.Minimal:
 		if m.Derived, err = MinimalISO(ctx, iso, opts.TempDir, opts.MinimalOptions); err != nil {
 			return nil, &ISOError{Err: err}
@@ -118,7 +119,7 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 		if m.Derived != nil {
 			m.Derived.Close()
 		}
-		m.Derived, m.over = grown, grown.LiveISO
+		m.Derived, m.over, m.overMinimalBase = grown, grown.LiveISO, false
 		m.Image, err = n.Image(m.over)
 	}
 	if err != nil {

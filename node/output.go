@@ -14,10 +14,14 @@ import (
 
 // Write writes the node's ISO to out: a minimal or grown ISO is its temporary file renamed
 // into place (or streamed), an ISO over the input is written or patched in place. A new file
-// is SecretPerm: the media carry the node's config.
+// is SecretPerm: the media carry the node's config. An ISO over the caller's
+// MediaOptions.MinimalBase is a new file or a stream, never written in place.
 func (m *Media) Write(ctx context.Context, out isobuilder.Output) error {
-	if m.Derived != nil {
+	switch {
+	case m.Derived != nil:
 		return out.WriteDerived(ctx, m.Derived, m.Image)
+	case m.overMinimalBase && out.InPlace != "":
+		return isobuilder.ErrDerivedInPlace
 	}
 	return out.Write(ctx, m.Image)
 }

@@ -26,20 +26,31 @@ type PXESet struct {
 // served (an http(s) URL without a trailing slash), or empty for loaders that fetch files
 // relative to their configuration.
 func (n *Node) PXE(iso *isobuilder.LiveISO, baseURL string) (*PXESet, error) {
-	s := &PXESet{iso: iso, node: n, files: map[string]isobuilder.PXEFile{}}
-	for _, name := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
-		f, err := iso.PXEFile(name)
-		if err != nil {
-			return nil, &ISOError{Err: err}
-		}
-		s.files[name] = f
+	files, err := PXEFiles(iso)
+	if err != nil {
+		return nil, &ISOError{Err: err}
 	}
+	s := &PXESet{iso: iso, node: n, files: files}
 	kargs, err := PXEKargs(iso, n.LiveKargs)
 	if err != nil {
 		return nil, &ISOError{Err: err}
 	}
 	s.layout = BootLayout{BaseURL: baseURL, Kargs: kargs}
 	return s, nil
+}
+
+// PXEFiles finds the kernel, initramfs and rootfs of iso, by the names a PXE directory gives
+// them.
+func PXEFiles(iso *isobuilder.LiveISO) (map[string]isobuilder.PXEFile, error) {
+	files := map[string]isobuilder.PXEFile{}
+	for _, name := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
+		f, err := iso.PXEFile(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = f
+	}
+	return files, nil
 }
 
 // Layout is what the boot configurations say.

@@ -21,13 +21,13 @@ type minimalBase struct {
 // loadPXE finds the PXE files once; the kernel and rootfs are served as they are.
 func (s *isoState) loadPXE() error {
 	s.pxeOnce.Do(func() {
+		files, err := node.PXEFiles(s.iso)
+		if err != nil {
+			s.pxeErr = fmt.Errorf("%s: %w", s.path, err)
+			return
+		}
 		s.pxeArtifacts = map[string]*artifact{}
-		for _, n := range []string{isobuilder.PXEKernel, isobuilder.PXEInitramfs, isobuilder.PXERootfs} {
-			f, err := s.iso.PXEFile(n)
-			if err != nil {
-				s.pxeErr = fmt.Errorf("%s: %w", s.path, err)
-				return
-			}
+		for n, f := range files {
 			b := newArtifact(s.file, binaryType, s.modTime, "pxe", n)
 			b.addFile(f.Offset(), int64(f.Length))
 			s.pxeArtifacts[n] = b.done()
