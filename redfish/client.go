@@ -277,7 +277,8 @@ func (c *Client) check(method, path string, resp *response) (*response, error) {
 		return nil, parseError(method, path, resp.status, resp.body)
 	}
 	if eb, failed := failedDespiteSuccess(resp.body); failed {
-		return nil, &Error{Method: method, Path: path, StatusCode: resp.status, Code: eb.Error.Code, Message: eb.Error.Message, ExtendedInfo: eb.Error.ExtendedInfo}
+		return nil, &Error{Method: method, Path: path, StatusCode: resp.status, Code: eb.Error.Code, Message: eb.Error.Message,
+			ExtendedInfo: eb.Error.ExtendedInfo}
 	}
 	return resp, nil
 }

@@ -169,8 +169,9 @@ func SushyTools() Profile {
 	return Profile{
 		Name: "sushy-tools", SystemID: "8d4a5f2e-3c71-4b1a-9e0f-2a6c5d8b7e10", ManagerID: "BMC", MediaUnderManager: true,
 		Slots:       []Slot{{ID: "Cd", MediaTypes: []string{"CD", "DVD"}}, {ID: "Floppy", MediaTypes: []string{"Floppy", "USBStick"}}},
-		BootTargets: []string{"Pxe", "Hdd", "Cd"}, ResetTypes: []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn"},
-		NoSessions: true,
+		BootTargets: []string{"Pxe", "Hdd", "Cd"},
+		ResetTypes:  []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn"},
+		NoSessions:  true,
 	}
 }
 
