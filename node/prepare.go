@@ -62,6 +62,7 @@ func Prepare(src *Sources) (*Node, error) {
 	for _, w := range src.CustomizationWarnings {
 		n.Warnings = append(n.Warnings, Warning{Kind: CustomizationWarning, Text: w})
 	}
+	n.Warnings = append(n.Warnings, src.AgentWarnings...)
 	for path, data := range src.Keyfiles {
 		n.Payload[path] = data
 	}

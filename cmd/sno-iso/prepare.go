@@ -32,11 +32,14 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "live-karg-delete", Usage: "kernel argument `KARG` to remove from the live system's (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
 		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node unless --copy-network=false (repeatable)"},
+		&cli.StringSliceFlag{Name: "network-nmstate", Usage: "NMState `FILE` (as nmstatectl and coreos-installer read them), converted to keyfiles for the live system (repeatable)"},
+		&cli.StringFlag{Name: "agent-config", Usage: "take the node's network, and its installation disk when nothing else gives one, from this agent-config.yaml `FILE`"},
+		&cli.StringFlag{Name: "host", Usage: "the agent-config host `HOSTNAME` to take (default: its only host)"},
 	}
 }
 
 // nodeFileFlags are the node options that name files to read.
-var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile"}
+var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile", "network-nmstate", "agent-config"}
 
 // checkNodeFlags refuses, as usage errors naming the flag, what the node options' values
 // alone tell is wrong: - for a node's input file (a node's inputs are files, read again when
@@ -46,6 +49,9 @@ func checkNodeFlags(c *cli.Context) error {
 		if slices.Contains(c.StringSlice(name), "-") || c.String(name) == "-" {
 			return usagef("--%s -: %s reads files, not standard input; save it to a file and give its path", name, c.Command.HelpName)
 		}
+	}
+	if c.IsSet("host") && !c.IsSet("agent-config") {
+		return usagef("--host chooses a host of the --agent-config file; give --agent-config too")
 	}
 	if c.IsSet("installation-disk") {
 		if _, err := coreos.ValidateDisk(c.String("installation-disk")); err != nil {
@@ -104,6 +110,10 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 	if c.IsSet("customize") {
 		in.Customizations = c.StringSlice("customize")
 	}
+	if c.IsSet("network-nmstate") {
+		in.NetworkNMState = c.StringSlice("network-nmstate")
+	}
+	in.AgentConfigPath, in.AgentHost = c.String("agent-config"), c.String("host")
 	return in
 }
 
