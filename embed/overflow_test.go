@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestAreaOffsetsDoNotOverflow: offsets and lengths near MaxInt64, whose sum offset+length
-// would wrap negative and pass a naive bounds check, are refused with an error naming the file.
+// TestAreaOffsetsDoNotOverflow: offsets and lengths near MaxInt64 are refused with an error
+// naming the file: offset+length must not wrap negative and pass the bounds check.
 func TestAreaOffsetsDoNotOverflow(t *testing.T) {
 	const maxInt64 = "9223372036854775807"
 	t.Run("igninfo length", func(t *testing.T) {

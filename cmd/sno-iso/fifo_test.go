@@ -14,8 +14,8 @@ import (
 )
 
 // `inspect FIFO` (and the drop-in's `dev show iso FIFO`) fails at once, naming the file and
-// what an ISO must be, instead of waiting in open(2) for a writer, deaf to Ctrl-C. The
-// deadline only keeps a command that waits from hanging the test run.
+// what an ISO must be, rather than waiting in open(2) for a writer, deaf to Ctrl-C. The bound only keeps a regression from hanging
+// the test run.
 func TestInspectNamedPipe(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "rhcos-live.iso")
 	fixtures.NamedPipe(t, fifo)
@@ -34,10 +34,10 @@ func TestInspectNamedPipe(t *testing.T) {
 }
 
 // Every option and argument that names a file to read refuses a named pipe at once, naming
-// it, instead of waiting in open(2) for a writer, deaf to SIGTERM. The files are read before
-// any network use: the BMC is a closed port of the loopback, and a server that got as far as
-// listening would listen on the loopback only. The deadline only keeps a command that waits
-// from hanging the test run.
+// it, rather than waiting in open(2) for a writer, deaf to SIGTERM. The files are read
+// before any network use: the BMC is a closed port of the loopback, and a server that got
+// as far as listening would listen on the loopback only. The deadline only keeps a
+// regression from hanging the test run.
 func TestFileOptionsRefuseNamedPipe(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
