@@ -17,9 +17,12 @@ type BMC struct {
 	SystemID string
 	// Insecure skips verifying the BMC's TLS certificate.
 	Insecure bool
+	// CAFile is the PEM CA that signed the BMC's certificate, resolved with ResolvePath;
+	// "" when not set.
+	CAFile string
 }
 
-var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure"}
+var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure", "caFile"}
 
 func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 	b := &BMC{}
@@ -33,13 +36,17 @@ func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 			if b.Address, err = p.str(v, bmcKey+".address"); err == nil && !strings.Contains(b.Address, "://") {
 				err = p.errorf(v, "%s.address %q has no scheme: write https://%s", bmcKey, b.Address, b.Address)
 			}
-		case "credentialsFile":
+		case "credentialsFile", "caFile":
 			var path string
-			if path, err = p.str(v, bmcKey+".credentialsFile"); err == nil {
+			if path, err = p.str(v, bmcKey+"."+key); err == nil {
 				if path == "" {
-					return p.errorf(v, "%s.credentialsFile is empty: name the file or leave the key out", bmcKey)
+					return p.errorf(v, "%s.%s is empty: name the file or leave the key out", bmcKey, key)
 				}
-				b.CredentialsFile = cfg.ResolvePath(path)
+				if key == "caFile" {
+					b.CAFile = cfg.ResolvePath(path)
+				} else {
+					b.CredentialsFile = cfg.ResolvePath(path)
+				}
 			}
 		case "systemID":
 			b.SystemID, err = p.str(v, bmcKey+".systemID")
@@ -52,6 +59,9 @@ func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 	}
 	if b.Address == "" {
 		return p.errorf(n, "%s needs an address, such as address: https://10.0.0.5", bmcKey)
+	}
+	if b.Insecure && b.CAFile != "" {
+		return p.errorf(n, "%s.insecure skips the certificate check that %s.caFile is for: keep one of them", bmcKey, bmcKey)
 	}
 	cfg.BMC = b
 	return nil

@@ -30,6 +30,15 @@ bmc:
 	if err != nil || cfg.BMC != nil {
 		t.Errorf("without bmc: %+v, %v", cfg.BMC, err)
 	}
+
+	cfg, err = LoadConfig(writeFile(t, filepath.Join(dir, "ca.yaml"),
+		"coreOSInstallation:\n  installationDisk: /dev/vda\nbmc:\n  address: https://h\n  caFile: certs/bmc-ca.pem\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BMC == nil || cfg.BMC.CAFile != filepath.Join(dir, "certs", "bmc-ca.pem") {
+		t.Errorf("caFile: %+v; want it resolved beside sno.yaml", cfg.BMC)
+	}
 }
 
 func TestLoadConfigBMCErrors(t *testing.T) {
@@ -39,6 +48,8 @@ func TestLoadConfigBMCErrors(t *testing.T) {
 		{"bmc:\n  address: https://h\n  insecure: maybe\n", "bmc.insecure must be true or false"},
 		{"bmc:\n  address: https://h\n  password: x\n", `unknown key "password" in bmc`},
 		{"bmc:\n  address: https://h\n  credentialsFile: \"\"\n", "credentialsFile is empty"},
+		{"bmc:\n  address: https://h\n  caFile: \"\"\n", "caFile is empty"},
+		{"bmc:\n  address: https://h\n  caFile: ca.pem\n  insecure: true\n", "bmc.insecure skips the certificate check that bmc.caFile is for"},
 		{"bmc: https://h\n", "bmc must be a mapping"},
 	} {
 		path := writeFile(t, filepath.Join(t.TempDir(), "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\n"+tt.bmc)

@@ -43,6 +43,8 @@ type Config struct {
 	Output Output
 	// BMC is the node's BMC (`bmc`), nil when the file has none.
 	BMC *BMC
+	// resolved are the paths ResolvePath made: every file the config names (Files).
+	resolved []string
 }
 
 // Output says which media build makes: the full ISO (Kind "" or "full") or a minimal ISO
@@ -64,12 +66,15 @@ func (k LiveKargs) IsZero() bool {
 }
 
 // ResolvePath returns a path written in the file as a path usable from anywhere:
-// absolute paths as they are, relative ones joined to the file's directory.
+// absolute paths as they are, relative ones joined to the file's directory. The parser
+// resolves every file the config names through it, so Files lists them all.
 func (c *Config) ResolvePath(p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.Dir, p)
 	}
-	return filepath.Join(c.Dir, p)
+	p = filepath.Clean(p)
+	c.resolved = append(c.resolved, p)
+	return p
 }
 
 // sno.yaml keys. The installation section has the sno-iso name and the install-config one.

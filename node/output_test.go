@@ -102,7 +102,8 @@ func TestWriteDirModes(t *testing.T) {
 	if err := set.WriteDir(context.Background(), dir, node.DirOptions{}); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("writing over the directory without Force: %v, want fs.ErrExist", err)
 	}
-	if err := set.WriteDir(context.Background(), dir, node.DirOptions{Force: true}); err != nil || mode(t, filepath.Join(dir, isobuilder.PXEInitramfs)) != before {
+	err = set.WriteDir(context.Background(), dir, node.DirOptions{Force: true})
+	if err != nil || mode(t, filepath.Join(dir, isobuilder.PXEInitramfs)) != before {
 		t.Errorf("with Force: %v", err)
 	}
 }

@@ -23,6 +23,10 @@ type BMC struct {
 	Insecure bool
 	// CredentialsFile is the account's file inside the node directory; "" when not set.
 	CredentialsFile string
+	// CAFile is the PEM CA of the BMC's certificate; "" when not set.
+	CAFile string
+	// Config is the sno.yaml the values come from, for messages that name its keys.
+	Config string
 }
 
 // ErrNoBMC is wrapped by LoadBMC's error for a node whose sno.yaml has no bmc section.
@@ -43,6 +47,8 @@ func LoadBMC(dir string) (*BMC, error) {
 		SystemID:        cfg.BMC.SystemID,
 		Insecure:        cfg.BMC.Insecure,
 		CredentialsFile: cfg.BMC.CredentialsFile,
+		CAFile:          cfg.BMC.CAFile,
+		Config:          cfg.Path,
 	}, nil
 }
 

@@ -30,9 +30,10 @@ func (e *OutsideError) Error() string {
 		"a node's files must be inside its directory (no ../, no absolute path elsewhere)", e.Config, e.Key, e.File, e.Dir)
 }
 
-// CheckConfined checks that every file cfg names (network keyfiles, customizations, the BMC
-// credentials file) resolves inside cfg's directory, the node directory, also after
-// following symbolic links. A file that does not exist is left to the reader to report.
+// CheckConfined checks that every file cfg names (coreos.Config.Files: network keyfiles,
+// customizations, the BMC credentials file, ...) resolves inside cfg's directory, the node
+// directory, also after following symbolic links. A file that does not exist is left to the
+// reader to report.
 func CheckConfined(cfg *coreos.Config) error {
 	dir := filepath.Clean(cfg.Dir)
 	realDir, err := filepath.EvalSymlinks(dir)
@@ -57,18 +58,14 @@ func CheckConfined(cfg *coreos.Config) error {
 		}
 		return nil
 	}
-	for i, f := range cfg.NetworkKeyfiles {
-		if err := check(fmt.Sprintf("network.keyfiles[%d]", i), f); err != nil {
+	for _, f := range cfg.Files() {
+		key := f.Key
+		if key == "" {
+			key = "a key"
+		}
+		if err := check(key, f.Path); err != nil {
 			return err
 		}
-	}
-	for i, f := range cfg.Customizations {
-		if err := check(fmt.Sprintf("customizations[%d]", i), f); err != nil {
-			return err
-		}
-	}
-	if cfg.BMC != nil && cfg.BMC.CredentialsFile != "" {
-		return check("bmc.credentialsFile", cfg.BMC.CredentialsFile)
 	}
 	return nil
 }

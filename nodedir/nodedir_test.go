@@ -109,7 +109,8 @@ func TestLoadBMC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := BMC{Node: "sno", Address: "https://192.0.2.1", SystemID: "S1", Insecure: true, CredentialsFile: filepath.Join(dir, "bmc.yaml")}
+	want := BMC{Node: "sno", Address: "https://192.0.2.1", SystemID: "S1", Insecure: true, CredentialsFile: filepath.Join(dir, "bmc.yaml"),
+		Config: filepath.Join(dir, ConfigFile)}
 	if *b != want {
 		t.Errorf("got %+v, want %+v", *b, want)
 	}

@@ -143,7 +143,7 @@ func TestFailedBootEjectsAgain(t *testing.T) {
 	if !strings.Contains(err.Error(), "allows only Pxe, Hdd") || !strings.Contains(err.Error(), "ejected again") {
 		t.Errorf("message %q", err)
 	}
-	if slot := bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd"); slot["Inserted"] != false {
+	if slot := bmc.Resource(bmc.SystemPath() + "/VirtualMedia/Cd"); slot["Inserted"] != false || slot["Image"] != "" {
 		t.Errorf("slot after the failed boot: %v", slot)
 	}
 	if bmc.PowerState() != "Off" {

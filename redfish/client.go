@@ -56,6 +56,10 @@ type Client struct {
 	basic      bool
 	etags      map[string]string // path → ETag of its last GET
 	allow      map[string]string // path → Allow header of its last GET
+	// accepted is set once the BMC answered a request that carried the credentials.
+	accepted bool
+	// sleep waits between retries and polls; tests record the waits instead.
+	sleep func(context.Context, time.Duration) error
 }
 
 // New returns a client for the BMC at addr; it connects on the first request.
@@ -77,23 +81,45 @@ func New(addr Address, opts Options) *Client {
 		DisableCompression:  true,
 		MaxIdleConnsPerHost: 2,
 	}
-	return &Client{
+	c := &Client{
 		endpoint: addr.Endpoint,
 		addr:     addr,
 		opts:     opts,
-		http: &http.Client{
-			Transport: transport,
-			// A redirect would resend credentials elsewhere; BMCs do not redirect the API.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-		etags: map[string]string{},
-		allow: map[string]string{},
+		etags:    map[string]string{},
+		allow:    map[string]string{},
+		sleep:    httpsem.Sleep,
 	}
+	c.http = &http.Client{Transport: transport, CheckRedirect: c.checkRedirect}
+	return c
+}
+
+// maxRedirects bounds the redirects followed for one request.
+const maxRedirects = 5
+
+// checkRedirect follows a 307 or 308 to a path on the same BMC (same scheme, host and
+// port), which keeps method, body and credentials; sushy-tools sends one from a System's
+// name to its UUID. Any other redirect is not followed: it would send the credentials
+// elsewhere or change the method.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	endpoint, err := url.Parse(c.endpoint)
+	if err != nil || len(via) > maxRedirects || (status != http.StatusTemporaryRedirect && status != http.StatusPermanentRedirect) ||
+		!strings.EqualFold(req.URL.Scheme, endpoint.Scheme) || hostPort(req.URL) != hostPort(endpoint) {
+		return http.ErrUseLastResponse
+	}
+	if c.opts.Trace != nil {
+		fmt.Fprintf(c.opts.Trace, "< %d %s\n< Location: %s\n> %s %s (following the redirect)\n",
+			status, http.StatusText(status), c.scrub(req.Response.Header.Get("Location")), req.Method, c.scrub(req.URL.String()))
+	}
+	return nil
 }
 
 func (c *Client) progress(step Step, format string, args ...any) {
 	if c.opts.Progress != nil {
-		c.opts.Progress(Event{Step: step, Message: fmt.Sprintf(format, args...)})
+		c.opts.Progress(Event{Step: step, Message: c.scrub(fmt.Sprintf(format, args...))})
 	}
 }
 
@@ -105,6 +131,8 @@ type request struct {
 	ifMatch string
 	// retryTransient retries a POST or PATCH that the BMC refused as busy.
 	retryTransient bool
+	// login is a session login: its body carries the credentials.
+	login bool
 }
 
 // response is a BMC answer, read whole.
@@ -112,6 +140,9 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// sentCredentials reports whether the request carried a password, a Basic account or
+	// a session token.
+	sentCredentials bool
 }
 
 // do sends r with authentication, retries what may be retried, re-authenticates once on a
@@ -162,7 +193,8 @@ func (c *Client) doRetrying(ctx context.Context, r request) (*response, error) {
 		var wait time.Duration
 		switch {
 		case err != nil:
-			retry = r.method == http.MethodGet && ctx.Err() == nil && attempt < maxConnectionAttempts && !isCertificateError(err)
+			retry = r.method == http.MethodGet && ctx.Err() == nil && attempt < maxConnectionAttempts &&
+				!isCertificateError(err) && !errors.Is(err, ErrPlainHTTP)
 		case r.method == http.MethodGet:
 			retry = resp.status >= 500 && resp.status != http.StatusNotImplemented
 		case r.retryTransient:
@@ -177,7 +209,7 @@ func (c *Client) doRetrying(ctx context.Context, r request) (*response, error) {
 		if wait == 0 || wait > c.opts.Retry.Max {
 			wait = c.opts.Retry.delay(attempt)
 		}
-		if err := httpsem.Sleep(ctx, wait); err != nil {
+		if err := c.sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
@@ -221,11 +253,19 @@ func (c *Client) send(ctx context.Context, r request) (*response, error) {
 	if r.ifMatch != "" {
 		req.Header.Set("If-Match", r.ifMatch)
 	}
-	c.authorize(req)
+	sent := c.authorize(req)
+	if r.login {
+		sent = c.opts.Credentials != (Credentials{})
+	}
 	c.traceRequest(req, body)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.traceError(err)
+		// net/http replaces the tls.RecordHeaderError of an HTTP answer with its own text.
+		var notTLS tls.RecordHeaderError
+		if errors.As(err, &notTLS) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+			return nil, fmt.Errorf("%s %s: %w (%v)", r.method, r.path, ErrPlainHTTP, unwrapURLError(err))
+		}
 		return nil, fmt.Errorf("%s %s: %w", r.method, r.path, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
@@ -233,8 +273,13 @@ func (c *Client) send(ctx context.Context, r request) (*response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the answer: %w", r.method, r.path, err)
 	}
-	out := &response{status: resp.StatusCode, header: resp.Header, body: data}
+	out := &response{status: resp.StatusCode, header: resp.Header, body: data, sentCredentials: sent}
 	c.traceResponse(out)
+	if sent && resp.StatusCode < 400 {
+		c.mu.Lock()
+		c.accepted = true
+		c.mu.Unlock()
+	}
 	return out, nil
 }
 
@@ -260,26 +305,56 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func (c *Client) authorize(req *http.Request) {
+// authorize adds the session token or the Basic account and reports whether it did: no
+// account at all sends no Authorization header, so that the BMC can say it wants one.
+func (c *Client) authorize(req *http.Request) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.token != "":
 		req.Header.Set("X-Auth-Token", c.token)
-	case c.basic:
+		return true
+	case c.basic && c.opts.Credentials != (Credentials{}):
 		req.SetBasicAuth(c.opts.Credentials.Username, c.opts.Credentials.Password)
+		return true
 	}
+	return false
 }
 
-// check turns a refusal into *Error and a success into itself.
+// check turns a refusal into *Error, told apart by why authentication failed and with any
+// echoed secret taken out, and a success into itself.
 func (c *Client) check(method, path string, resp *response) (*response, error) {
-	if resp.status >= 300 {
-		return nil, parseError(method, path, resp.status, resp.body)
+	var e *Error
+	switch {
+	case resp.status >= 300 && resp.status < 400:
+		e = &Error{Method: method, Path: path, StatusCode: resp.status,
+			Message: fmt.Sprintf("a redirect to %q, which is not a path on this BMC: not followed", resp.header.Get("Location"))}
+	case resp.status >= 400:
+		e = c.parseRefusal(method, path, resp.status, resp.body)
+	default:
+		eb, failed := failedDespiteSuccess(resp.body)
+		if !failed {
+			return resp, nil
+		}
+		e = &Error{Method: method, Path: path, StatusCode: resp.status, Code: eb.Error.Code, Message: eb.Error.Message, ExtendedInfo: eb.Error.ExtendedInfo}
 	}
-	if eb, failed := failedDespiteSuccess(resp.body); failed {
-		return nil, &Error{Method: method, Path: path, StatusCode: resp.status, Code: eb.Error.Code, Message: eb.Error.Message, ExtendedInfo: eb.Error.ExtendedInfo}
-	}
-	return resp, nil
+	c.mu.Lock()
+	accepted := c.accepted
+	c.mu.Unlock()
+	e.classifyAuth(resp.sentCredentials, accepted)
+	return nil, c.scrubError(e)
+}
+
+// parseRefusal reads a refusal with the secrets taken out of the body before it is parsed
+// or cut to an excerpt (a cut could keep part of one), and out of the parsed text (JSON
+// escapes could spell one).
+func (c *Client) parseRefusal(method, path string, status int, body []byte) *Error {
+	return c.scrubError(parseError(method, path, status, []byte(c.scrub(string(body)))))
+}
+
+// excerpt is excerpt of a body with the secrets taken out.
+func (c *Client) excerpt(body []byte) string {
+	return c.scrub(excerpt([]byte(c.scrub(string(body)))))
 }
 
 // get reads the resource at path into v and remembers its ETag and Allow header.
@@ -288,7 +363,7 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeResource(path, resp, v); err != nil {
+	if err := c.decodeResource(path, resp, v); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -299,18 +374,18 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 }
 
 // decodeResource parses a JSON resource, telling HTML and other non-Redfish answers apart.
-func decodeResource(path string, resp *response, v any) error {
+func (c *Client) decodeResource(path string, resp *response, v any) error {
 	if ct := resp.header.Get("Content-Type"); ct != "" {
 		if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" {
-			return fmt.Errorf("%w: GET %s answered an HTML page (%s); is the address a Redfish BMC?", ErrNotRedfish, path, excerpt(resp.body))
+			return fmt.Errorf("%w: GET %s answered an HTML page (%s); is the address a Redfish BMC?", ErrNotRedfish, path, c.excerpt(resp.body))
 		}
 	}
 	trimmed := bytes.TrimSpace(resp.body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return fmt.Errorf("%w: GET %s answered %q, not a JSON object", ErrNotRedfish, path, excerpt(resp.body))
+		return fmt.Errorf("%w: GET %s answered %q, not a JSON object", ErrNotRedfish, path, c.excerpt(resp.body))
 	}
 	if err := json.Unmarshal(trimmed, v); err != nil {
-		return fmt.Errorf("%w: GET %s: %v", ErrNotRedfish, path, err)
+		return fmt.Errorf("%w: GET %s: %s", ErrNotRedfish, path, c.scrub(err.Error()))
 	}
 	return nil
 }
@@ -339,7 +414,7 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	// 401 and 404: the session expired or was dropped, which is what Close wants.
 	if resp.status >= 300 && resp.status != http.StatusNotFound && resp.status != http.StatusUnauthorized {
-		return parseError(http.MethodDelete, session, resp.status, resp.body)
+		return c.parseRefusal(http.MethodDelete, session, resp.status, resp.body)
 	}
 	return nil
 }

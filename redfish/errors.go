@@ -12,8 +12,18 @@ var (
 	// ErrNotRedfish marks an answer that is not a Redfish resource: HTML, or JSON of
 	// another shape, usually because the address points at something else.
 	ErrNotRedfish = errors.New("not a Redfish answer")
-	// ErrUnauthorized marks credentials the BMC refused, or none where it wants some.
-	ErrUnauthorized = errors.New("the BMC refused the credentials")
+	// ErrUnauthorized marks a 401: credentials the BMC refused (ErrWrongCredentials), or
+	// none where it wants some (ErrNoCredentials).
+	ErrUnauthorized = errors.New("the BMC refused the request as unauthenticated")
+	// ErrNoCredentials marks a 401 to a request that carried no credentials.
+	ErrNoCredentials = errors.New("the BMC wants credentials and none were given")
+	// ErrWrongCredentials marks a 401 to a request that carried credentials.
+	ErrWrongCredentials = errors.New("the BMC refused the credentials")
+	// ErrInsufficientPrivilege marks a 403, or a refusal that names missing privileges: the
+	// account is known but its role may not do this.
+	ErrInsufficientPrivilege = errors.New("the BMC account lacks the privilege")
+	// ErrPlainHTTP marks an https:// address whose BMC answered in plain HTTP.
+	ErrPlainHTTP = errors.New("the BMC answered plain HTTP to a TLS handshake")
 	// ErrNoCDSlot marks a BMC without a virtual media slot that takes CD or DVD images.
 	ErrNoCDSlot = errors.New("no virtual CD/DVD slot")
 	// ErrNoCDBootTarget marks a System whose boot override cannot name a virtual CD.
@@ -28,7 +38,28 @@ type Error struct {
 	Code, Message string
 	// ExtendedInfo is error.@Message.ExtendedInfo, the BMC's own explanation.
 	ExtendedInfo []Message
+	// Auth says why an authentication or authorization refusal happened; AuthOK for
+	// every other refusal.
+	Auth AuthProblem
 }
+
+// AuthProblem is why the BMC refused a request as unauthenticated or unauthorized.
+type AuthProblem int
+
+// The AuthProblems an Error may carry.
+const (
+	AuthOK AuthProblem = iota
+	// AuthNoCredentials is a 401 to a request without credentials.
+	AuthNoCredentials
+	// AuthWrongCredentials is a 401 to a request with credentials.
+	AuthWrongCredentials
+	// AuthInsufficientPrivilege is a 403, or a refusal naming missing privileges, of an
+	// account the BMC knows.
+	AuthInsufficientPrivilege
+)
+
+// privilegeWords mark a refusal as about the account's role rather than its password.
+var privilegeWords = []string{"InsufficientPrivilege", "privilege", "AccessDenied", "not authorized to perform"}
 
 // Message is one entry of @Message.ExtendedInfo.
 type Message struct {
@@ -40,8 +71,8 @@ type Message struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	if e.StatusCode == http.StatusUnauthorized {
-		b.WriteString(ErrUnauthorized.Error() + ": ")
+	if sentinel := e.authSentinel(); sentinel != nil {
+		b.WriteString(sentinel.Error() + ": ")
 	}
 	fmt.Fprintf(&b, "the BMC refused %s %s (%d %s)", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
 	if msg := e.explanation(); msg != "" {
@@ -50,32 +81,91 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// explanation is what the BMC said: the extended messages (with their ids), else the message.
+// explanation is what the BMC said: error.message, then each extended message with its
+// id. Ids without a message go after error.message; a message that only points at the
+// extended ones, or repeats one, is left out.
 func (e *Error) explanation() string {
-	var parts []string
+	var extended, bareIDs []string
+	seen := map[string]bool{}
 	for _, m := range e.ExtendedInfo {
 		text := strings.TrimSpace(m.Message)
+		id := strings.TrimSpace(m.MessageID)
 		if text == "" {
-			text = m.MessageID
-		} else if m.MessageID != "" {
-			text += " [" + m.MessageID + "]"
+			if id != "" && !seen[id] {
+				seen[id] = true
+				bareIDs = append(bareIDs, id)
+			}
+			continue
 		}
-		if text != "" {
-			parts = append(parts, text)
+		if seen[text] {
+			continue
 		}
+		seen[text] = true
+		if id != "" {
+			text += " [" + id + "]"
+		}
+		extended = append(extended, text)
 	}
-	if len(parts) == 0 && e.Message != "" {
-		parts = append(parts, e.Message)
+	message := strings.TrimSpace(e.Message)
+	if seen[message] || (len(extended) > 0 && strings.Contains(message, "ExtendedInfo")) {
+		message = ""
 	}
-	return strings.Join(parts, "; ")
+	var parts []string
+	switch {
+	case message != "" && len(bareIDs) > 0:
+		parts = append(parts, message+" ["+strings.Join(bareIDs, ", ")+"]")
+	case message != "":
+		parts = append(parts, message)
+	case len(bareIDs) > 0:
+		parts = append(parts, strings.Join(bareIDs, ", "))
+	case len(extended) == 0 && e.Code != "":
+		parts = append(parts, e.Code)
+	}
+	return strings.Join(append(parts, extended...), "; ")
 }
 
-// Unwrap lets errors.Is(err, ErrUnauthorized) see a 401.
-func (e *Error) Unwrap() error {
-	if e.StatusCode == http.StatusUnauthorized {
-		return ErrUnauthorized
+// authSentinel is the sentinel of the error's AuthProblem, nil for other refusals.
+func (e *Error) authSentinel() error {
+	switch e.Auth {
+	case AuthNoCredentials:
+		return ErrNoCredentials
+	case AuthWrongCredentials:
+		return ErrWrongCredentials
+	case AuthInsufficientPrivilege:
+		return ErrInsufficientPrivilege
 	}
 	return nil
+}
+
+// Unwrap lets errors.Is see ErrUnauthorized in every 401 and the sentinel of its
+// AuthProblem.
+func (e *Error) Unwrap() []error {
+	var out []error
+	if e.StatusCode == http.StatusUnauthorized {
+		out = append(out, ErrUnauthorized)
+	}
+	if sentinel := e.authSentinel(); sentinel != nil {
+		out = append(out, sentinel)
+	}
+	return out
+}
+
+// classifyAuth sets Auth from the status, whether the request carried credentials, and
+// whether the BMC accepted them before.
+func (e *Error) classifyAuth(sentCredentials, acceptedBefore bool) {
+	privilege := e.mentions(privilegeWords...)
+	switch {
+	case e.StatusCode == http.StatusForbidden:
+		e.Auth = AuthInsufficientPrivilege
+	case e.StatusCode == http.StatusUnauthorized && !sentCredentials:
+		e.Auth = AuthNoCredentials
+	case e.StatusCode == http.StatusUnauthorized && acceptedBefore && privilege:
+		e.Auth = AuthInsufficientPrivilege
+	case e.StatusCode == http.StatusUnauthorized:
+		e.Auth = AuthWrongCredentials
+	case e.StatusCode >= 400 && privilege:
+		e.Auth = AuthInsufficientPrivilege
+	}
 }
 
 // mentions reports whether the error's code, message ids, messages or related properties
@@ -166,6 +256,24 @@ func (e *NotFoundError) Error() string {
 		return fmt.Sprintf("no %s %q: the BMC lists none", e.Kind, e.Name)
 	}
 	return fmt.Sprintf("no %s %q: the BMC has %s", e.Kind, e.Name, strings.Join(e.Available, ", "))
+}
+
+// SlotTypeError is a slot named for a boot that takes no CD or DVD, while the boot override
+// targets the virtual CD: the System would not boot the image from it.
+type SlotTypeError struct {
+	Slot       string
+	MediaTypes []string
+	// CDSlots are the slots that take a CD or DVD.
+	CDSlots []string
+}
+
+func (e *SlotTypeError) Error() string {
+	msg := fmt.Sprintf("slot %s takes %s, not a CD or DVD, and the boot override targets the virtual CD: "+
+		"the system would not boot the image from it", e.Slot, strings.Join(e.MediaTypes, "/"))
+	if len(e.CDSlots) > 0 {
+		msg += "; the CD/DVD slots are " + strings.Join(e.CDSlots, ", ")
+	}
+	return msg
 }
 
 // AmbiguousSystemError is a BMC with several Systems when none was named.

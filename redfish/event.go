@@ -14,6 +14,9 @@ const (
 	StepPower   Step = "power"
 	StepTask    Step = "task"
 	StepWarning Step = "warning"
+	// StepBootPersists warns that the BMC did not keep the override to one boot: the
+	// System boots the image again at every start until the media is ejected.
+	StepBootPersists Step = "boot-persists"
 )
 
 // Event is one step taken, for a one-line report.

@@ -36,6 +36,11 @@ type BootResult struct {
 	Inserted bool `json:"inserted"`
 	// BootOverrideSet is false when the override was already in place or not needed.
 	BootOverrideSet bool `json:"bootOverrideSet"`
+	// BootOverride is the override as the BMC reports it once set.
+	BootOverride *BootState `json:"bootOverride,omitempty"`
+	// BootOverrideNotOnce is true when the BMC kept the override Continuous or ignored it:
+	// the System boots the image at every start until the media is ejected.
+	BootOverrideNotOnce bool `json:"bootOverrideNotOnce,omitempty"`
 	// Reset is the ResetType sent, "" for none.
 	Reset      string `json:"reset,omitempty"`
 	PowerState string `json:"powerState"`
@@ -115,6 +120,15 @@ func (c *Client) Boot(ctx context.Context, req BootRequest) (*BootResult, error)
 	candidates, err := cdSlots(all, req.Slot)
 	if err != nil {
 		return nil, err
+	}
+	if named := candidates[0]; req.Slot != "" && !named.TakesCD() {
+		e := &SlotTypeError{Slot: named.ID, MediaTypes: named.MediaTypes}
+		for _, s := range all {
+			if s.TakesCD() {
+				e.CDSlots = append(e.CDSlots, s.ID)
+			}
+		}
+		return nil, e
 	}
 	res := &BootResult{System: sys.Path, Image: req.Image}
 	slot, err := c.placeImage(ctx, candidates, req, res)
@@ -201,7 +215,7 @@ func (c *Client) placeImage(ctx context.Context, candidates []*Slot, req BootReq
 
 // bootInserted sets the override and drives power.
 func (c *Client) bootInserted(ctx context.Context, sys *System, req BootRequest, res *BootResult) error {
-	set, err := c.setBootOnce(ctx, sys, req.Mode)
+	set, err := c.setBootOnce(ctx, sys, req.Mode, res)
 	if err != nil {
 		return fmt.Errorf("setting the boot override: %w", err)
 	}

@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -70,23 +71,24 @@ func FuzzIfMatchLadder(f *testing.F) {
 func FuzzResources(f *testing.F) {
 	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
 		resp := &response{status: 200, header: http.Header{"Content-Type": {contentType}}, body: body}
+		c := New(Address{Endpoint: "http://127.0.0.1"}, Options{})
 		var root serviceRoot
-		decodeResource("/", resp, &root)
+		c.decodeResource("/", resp, &root)
 		var sys System
-		if decodeResource("/s", resp, &sys) == nil {
+		if c.decodeResource("/s", resp, &sys) == nil {
 			cdTarget(sys.Boot.AllowedTargets)
 		}
 		var s Slot
-		if decodeResource("/m", resp, &s) == nil {
+		if c.decodeResource("/m", resp, &s) == nil {
 			s.TakesCD()
 			s.Holds(testImage)
 			s.patchable()
 			cdSlots([]*Slot{&s}, "")
 		}
 		var info actionInfo
-		decodeResource("/a", resp, &info)
+		c.decodeResource("/a", resp, &info)
 		var tk task
-		decodeResource("/t", resp, &tk)
+		c.decodeResource("/t", resp, &tk)
 		redactJSON(body)
 		// A trace of a JSON body shows it whole but for the value of every secret field, at
 		// any depth: the same value as the body's with those replaced.
@@ -124,4 +126,41 @@ func withSecretsReplaced(v any) any {
 		return out
 	}
 	return v
+}
+
+// FuzzScrub: whatever a BMC answers, with the password echoed anywhere in it (PW as sent,
+// EPW JSON-escaped), neither the refusal nor the trace shows the password. The password
+// starts with a control character, so that the client's own words cannot spell it, and
+// has no < or >, so that the <redacted> marker beside other text cannot either.
+func FuzzScrub(f *testing.F) {
+	f.Add("s3cret-calvin", []byte(`{"error":{"code":"X","message":"bad password PW for root"}}`))
+	f.Add(`q"uo\te`, []byte(`{"error":{"message":"EPW"},"x":"`+strings.Repeat("y", 110)+`PW"}`))
+	f.Add("calvin", []byte("<html>"+strings.Repeat("a ", 58)+"PW</html>"))
+	f.Fuzz(func(t *testing.T, password string, template []byte) {
+		if strings.ContainsAny(password, "<>") {
+			return
+		}
+		password = "\x01" + password
+		escaped, _ := json.Marshal(password)
+		body := bytes.ReplaceAll(bytes.ReplaceAll(template, []byte("PW"), []byte(password)), []byte("EPW"), escaped[1:len(escaped)-1])
+		c := New(Address{Endpoint: "http://127.0.0.1"}, Options{Credentials: Credentials{Username: "root", Password: password}})
+		var trace strings.Builder
+		c.opts.Trace = &trace
+		e := c.parseRefusal("POST", "/x", 400, body)
+		c.traceResponse(&response{status: 400, body: body})
+		var resource map[string]any
+		decodeErr := c.decodeResource("/x", &response{status: 200, header: http.Header{}, body: body}, &resource)
+		texts := []string{e.Code, e.Message, trace.String()}
+		if decodeErr != nil {
+			texts = append(texts, decodeErr.Error())
+		}
+		for _, m := range e.ExtendedInfo {
+			texts = append(texts, m.MessageID, m.Message, strings.Join(m.RelatedProperties, " "))
+		}
+		for _, text := range texts {
+			if strings.Contains(text, password) {
+				t.Fatalf("password %q shown in %q", password, text)
+			}
+		}
+	})
 }

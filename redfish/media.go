@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-
-	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // Slot is what the client reads of a VirtualMedia resource.
@@ -252,7 +250,7 @@ func (c *Client) waitMedia(ctx context.Context, s *Slot, done func(*Slot) bool) 
 		if done(fresh) || i == reads-1 {
 			return fresh, nil
 		}
-		if err := httpsem.Sleep(ctx, c.opts.Retry.Poll); err != nil {
+		if err := c.sleep(ctx, c.opts.Retry.Poll); err != nil {
 			return nil, err
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // Power states as Redfish names them.
@@ -101,7 +99,7 @@ func (c *Client) waitPower(ctx context.Context, sys *System, want string) error 
 			c.progress(StepPower, "power %s", want)
 			return nil
 		}
-		if err := httpsem.Sleep(ctx, c.opts.Retry.Poll); err != nil {
+		if err := c.sleep(ctx, c.opts.Retry.Poll); err != nil {
 			return fmt.Errorf("waiting for system %s to be %s (it is %s): %w", sys.ID, want, orUnknown(sys.PowerState), err)
 		}
 	}

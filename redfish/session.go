@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // serviceRoot is what the client reads of /redfish/v1.
@@ -39,6 +40,9 @@ func (c *Client) connect(ctx context.Context) error {
 	c.mu.Lock()
 	c.root = root
 	c.mu.Unlock()
+	if c.opts.Credentials != (Credentials{}) && strings.HasPrefix(c.endpoint, "http://") {
+		c.progress(StepWarning, "the BMC account goes to %s unencrypted (plain http): anyone on the network path can read it", c.endpoint)
+	}
 	if root.Links.Sessions.ID == "" {
 		c.useBasic()
 		return nil
@@ -70,7 +74,7 @@ func (c *Client) readRoot(ctx context.Context) (*serviceRoot, error) {
 		return nil, err
 	}
 	var root serviceRoot
-	if err := decodeResource(r.path, resp, &root); err != nil {
+	if err := c.decodeResource(r.path, resp, &root); err != nil {
 		return nil, err
 	}
 	if root.Systems.ID == "" {
@@ -92,7 +96,7 @@ func (c *Client) login(ctx context.Context) error {
 	c.token, c.basic = "", false
 	c.mu.Unlock()
 	creds := c.opts.Credentials
-	r := request{method: http.MethodPost, path: sessions, body: map[string]string{"UserName": creds.Username, "Password": creds.Password}}
+	r := request{method: http.MethodPost, path: sessions, body: map[string]string{"UserName": creds.Username, "Password": creds.Password}, login: true}
 	resp, err := c.send(ctx, r)
 	if err != nil {
 		return err

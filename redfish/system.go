@@ -12,6 +12,8 @@ import (
 type System struct {
 	Path       string      `json:"@odata.id"`
 	ID         string      `json:"Id"`
+	Name       string      `json:"Name"`
+	UUID       string      `json:"UUID"`
 	PowerState string      `json:"PowerState"`
 	Boot       BootState   `json:"Boot"`
 	Media      odataID     `json:"VirtualMedia"`
@@ -54,8 +56,8 @@ type collection struct {
 	Members []odataID `json:"Members"`
 }
 
-// findSystem returns the System the address or want names (an Id or a path), or the only
-// one. Unknown names list what exists.
+// findSystem returns the System the address or want names (a path, or a member's last path
+// segment, Id, Name or UUID), or the only one. Unknown names list what exists.
 func (c *Client) findSystem(ctx context.Context, want string) (*System, error) {
 	if err := c.connect(ctx); err != nil {
 		return nil, err
@@ -89,7 +91,7 @@ func (c *Client) findSystem(ctx context.Context, want string) (*System, error) {
 			}
 		}
 		if chosen == "" {
-			return nil, &NotFoundError{Kind: KindSystem, Name: target, Available: members}
+			return c.systemByName(ctx, target, members)
 		}
 	case len(members) == 1:
 		chosen = members[0]
@@ -103,6 +105,27 @@ func (c *Client) findSystem(ctx context.Context, want string) (*System, error) {
 		return nil, err
 	}
 	return c.systemRead(&sys, chosen), nil
+}
+
+// maxSystemsRead bounds the Systems read to find one by Id, Name or UUID.
+const maxSystemsRead = 64
+
+// systemByName reads the members until one has want as its Id, Name or UUID (UUIDs in any
+// case).
+func (c *Client) systemByName(ctx context.Context, want string, members []string) (*System, error) {
+	for i, m := range members {
+		if i == maxSystemsRead {
+			break
+		}
+		var sys System
+		if err := c.get(ctx, m, &sys); err != nil {
+			return nil, err
+		}
+		if sys.ID == want || sys.Name == want || (sys.UUID != "" && strings.EqualFold(sys.UUID, want)) {
+			return c.systemRead(&sys, m), nil
+		}
+	}
+	return nil, &NotFoundError{Kind: KindSystem, Name: want, Available: members}
 }
 
 // systemRead fills what a mockup may omit and reports the find.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
 // task is what the client reads of a Task resource returned by a finished task monitor.
@@ -26,11 +24,11 @@ func (c *Client) followTask(ctx context.Context, accepted *response) (*response,
 	c.progress(StepTask, "the BMC runs it as a task: waiting for %s", monitor)
 	resp := accepted
 	for resp.status == http.StatusAccepted {
-		wait, ok := parseRetryAfter(resp.header.Get("Retry-After"), time.Now())
-		if !ok {
-			wait = c.opts.Retry.Poll
-		}
-		if err := httpsem.Sleep(ctx, wait); err != nil {
+		// Retry-After may ask for a longer wait, never a shorter one than the poll interval:
+		// "Retry-After: 0" must not turn the loop into a flood.
+		wait, _ := parseRetryAfter(resp.header.Get("Retry-After"), time.Now())
+		wait = max(wait, c.opts.Retry.Poll)
+		if err := c.sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		var err error

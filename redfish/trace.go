@@ -2,9 +2,11 @@ package redfish
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 )
@@ -29,7 +31,7 @@ func (c *Client) traceRequest(req *http.Request, body []byte) {
 	if len(body) > 0 {
 		fmt.Fprintf(&b, "> %s\n", redactJSON(body))
 	}
-	fmt.Fprint(c.opts.Trace, b.String())
+	fmt.Fprint(c.opts.Trace, c.scrub(b.String()))
 }
 
 func (c *Client) traceResponse(resp *response) {
@@ -40,15 +42,62 @@ func (c *Client) traceResponse(resp *response) {
 	fmt.Fprintf(&b, "< %d %s\n", resp.status, http.StatusText(resp.status))
 	writeHeaders(&b, "< ", resp.header)
 	if len(resp.body) > 0 {
-		fmt.Fprintf(&b, "< %s\n", redactJSON(resp.body))
+		fmt.Fprintf(&b, "< %s\n", redactJSON([]byte(c.scrub(string(resp.body)))))
 	}
-	fmt.Fprint(c.opts.Trace, b.String())
+	fmt.Fprint(c.opts.Trace, c.scrub(b.String()))
 }
 
 func (c *Client) traceError(err error) {
 	if c.opts.Trace != nil {
-		fmt.Fprintf(c.opts.Trace, "< error: %v\n", err)
+		fmt.Fprintf(c.opts.Trace, "< error: %s\n", c.scrub(err.Error()))
 	}
+}
+
+// secrets are the strings no message or trace may show: the password in each form a BMC
+// may echo it (as sent, JSON- and URL-escaped, inside a Basic Authorization value) and
+// the session token. The username is not secret and stays.
+func (c *Client) secrets() []string {
+	creds := c.opts.Credentials
+	c.mu.Lock()
+	token := c.token
+	c.mu.Unlock()
+	var out []string
+	if creds.Password != "" {
+		escaped, _ := json.Marshal(creds.Password)
+		out = append(out, creds.Password, string(escaped[1:len(escaped)-1]), url.QueryEscape(creds.Password), url.PathEscape(creds.Password),
+			base64.StdEncoding.EncodeToString([]byte(creds.Username+":"+creds.Password)))
+	}
+	if token != "" {
+		out = append(out, token)
+	}
+	// Longer first, so that a form containing another is replaced whole.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// scrub replaces every secret in s.
+func (c *Client) scrub(s string) string {
+	for _, secret := range c.secrets() {
+		s = strings.ReplaceAll(s, secret, redacted)
+	}
+	return s
+}
+
+// scrubError takes the secrets out of what a BMC said in a refusal.
+func (c *Client) scrubError(e *Error) *Error {
+	e.Code, e.Message = c.scrub(e.Code), c.scrub(e.Message)
+	info := make([]Message, len(e.ExtendedInfo))
+	for i, m := range e.ExtendedInfo {
+		m.MessageID, m.Message = c.scrub(m.MessageID), c.scrub(m.Message)
+		related := make([]string, len(m.RelatedProperties))
+		for j, p := range m.RelatedProperties {
+			related[j] = c.scrub(p)
+		}
+		m.RelatedProperties = related
+		info[i] = m
+	}
+	e.ExtendedInfo = info
+	return e
 }
 
 func writeHeaders(b *strings.Builder, prefix string, h http.Header) {

@@ -81,7 +81,7 @@ func bmcFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "bmc", Usage: "the BMC's Redfish `ADDRESS`"},
 		&cli.StringFlag{Name: "node", Usage: "the node `DIR/NODE` whose sno.yaml has a bmc section"},
-		&cli.StringFlag{Name: "system", Usage: "the System `ID` when the BMC manages several"},
+		&cli.StringFlag{Name: "system", Usage: "the System when the BMC manages several: its `ID`, Name, UUID or path"},
 		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " + envBMCUsername + " and " + envBMCPassword + ")"},
 		&cli.BoolFlag{Name: "insecure", Usage: "do not verify the BMC's TLS certificate"},
 		&cli.StringFlag{Name: "ca-file", Usage: "PEM `FILE` with the CA that signed the BMC's certificate"},
@@ -97,19 +97,25 @@ type bmcTarget struct {
 	addr     redfish.Address
 	system   string
 	insecure bool
+	caFile   string
 	creds    redfish.Credentials
 	// node is the node's name with --node, "" otherwise.
 	node string
+	// address is the address as given; the *From fields name where a setting came from,
+	// a flag or a sno.yaml key, for errors to blame the right one.
+	address                                                string
+	addressFrom, insecureFrom, caFileFrom, credentialsFrom string
 }
 
 func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 	if c.NArg() != 0 {
 		return nil, usagef("%s takes no arguments, got %q", c.Command.HelpName, c.Args().Slice())
 	}
-	t := &bmcTarget{system: c.String("system"), insecure: c.Bool("insecure")}
+	t := &bmcTarget{system: c.String("system"), insecure: c.Bool("insecure"), insecureFrom: "--insecure",
+		caFile: c.String("ca-file"), caFileFrom: "--ca-file", addressFrom: "--bmc"}
 	address := c.String("bmc")
 	credentialsFile := c.String("credentials-file")
-	var nodeCredentials string
+	var nodeCredentials, nodeCredentialsFrom string
 	switch nodeDir := c.String("node"); {
 	case nodeDir != "" && address != "":
 		return nil, usagef("give --bmc or --node, not both: --node takes the address from the node's %s", nodedir.ConfigFile)
@@ -122,45 +128,63 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 			return nil, err
 		}
 		t.node = b.Node
-		address, nodeCredentials = b.Address, b.CredentialsFile
+		key := func(name string) string { return "bmc." + name + " in " + b.Config }
+		address, t.addressFrom = b.Address, key("address")
+		nodeCredentials, nodeCredentialsFrom = b.CredentialsFile, key("credentialsFile")
 		if t.system == "" {
 			t.system = b.SystemID
 		}
-		t.insecure = t.insecure || b.Insecure
+		if !t.insecure && b.Insecure {
+			t.insecure, t.insecureFrom = true, key("insecure")
+		}
+		if t.caFile == "" && b.CAFile != "" {
+			t.caFile, t.caFileFrom = b.CAFile, key("caFile")
+		}
 	case address == "":
 		return nil, usagef("%s needs --bmc ADDRESS or --node DIR/NODE (see --help)", c.Command.HelpName)
 	}
 	var err error
+	t.address = address
 	if t.addr, err = redfish.ParseAddress(address); err != nil {
-		return nil, usagef("--bmc: %v", err)
+		if t.addressFrom == "--bmc" {
+			return nil, usagef("--bmc: %v", err)
+		}
+		return nil, fmt.Errorf("%s: %w", t.addressFrom, err)
 	}
-	if t.insecure && c.String("ca-file") != "" {
-		return nil, usagef("--insecure skips the check that --ca-file is for: give one of them")
+	if t.insecure && t.caFile != "" {
+		msg := fmt.Sprintf("%s skips the certificate check that %s is for: give one of them", t.insecureFrom, t.caFileFrom)
+		if strings.HasPrefix(t.insecureFrom, "--") && strings.HasPrefix(t.caFileFrom, "--") {
+			return nil, usagef("%s", msg)
+		}
+		return nil, errors.New(msg)
 	}
-	if t.creds, err = bmcCredentials(credentialsFile, nodeCredentials, c.App.ErrWriter); err != nil {
+	if t.creds, t.credentialsFrom, err = bmcCredentials(credentialsFile, nodeCredentials, nodeCredentialsFrom, c.App.ErrWriter); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
 // bmcCredentials takes the account from --credentials-file, else the environment, else the
-// node's credentialsFile; none at all is allowed for BMCs that ask for none.
-func bmcCredentials(flagFile, nodeFile string, stderr io.Writer) (redfish.Credentials, error) {
+// node's credentialsFile; none at all is allowed for BMCs that ask for none. It also says
+// where the account came from ("" for none).
+func bmcCredentials(flagFile, nodeFile, nodeFileFrom string, stderr io.Writer) (redfish.Credentials, string, error) {
 	if flagFile != "" {
-		return readCredentialsFile(flagFile, stderr)
+		creds, err := readCredentialsFile(flagFile, stderr)
+		return creds, "--credentials-file " + flagFile, err
 	}
 	user, hasUser := os.LookupEnv(envBMCUsername)
 	pass, hasPass := os.LookupEnv(envBMCPassword)
 	if hasUser || hasPass {
 		if user == "" || !hasPass {
-			return redfish.Credentials{}, fmt.Errorf("set both %s and %s, or neither", envBMCUsername, envBMCPassword)
+			return redfish.Credentials{}, "", fmt.Errorf("set both %s and %s, or neither", envBMCUsername, envBMCPassword)
 		}
-		return redfish.Credentials{Username: user, Password: pass}, nil
+		return redfish.Credentials{Username: user, Password: pass}, envBMCUsername + " and " + envBMCPassword, nil
 	}
 	if nodeFile != "" {
-		return readCredentialsFile(nodeFile, stderr)
+		creds, err := readCredentialsFile(nodeFile, stderr)
+		return creds, nodeFileFrom + " (" + nodeFile + ")", err
 	}
-	return redfish.Credentials{}, nil
+	return redfish.Credentials{}, "", nil
 }
 
 // readCredentialsFile reads the account in a Metal3 BMC Secret's keys, warning when other
@@ -180,14 +204,14 @@ func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
 		// The user asked for it: BMCs ship self-signed certificates.
 		tlsConfig.InsecureSkipVerify = true
 	}
-	if caFile := c.String("ca-file"); caFile != "" {
-		pemData, err := input.ReadFile(caFile, maxCAFile, "a PEM CA certificate")
+	if t.caFile != "" {
+		pemData, err := input.ReadFile(t.caFile, maxCAFile, "a PEM CA certificate")
 		if err != nil {
-			return nil, fmt.Errorf("--ca-file: %w", err)
+			return nil, fmt.Errorf("%s: %w", t.caFileFrom, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pemData) {
-			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", caFile)
+			return nil, fmt.Errorf("%s: %s holds no PEM certificate", t.caFileFrom, t.caFile)
 		}
 		tlsConfig.RootCAs = pool
 	}
@@ -204,11 +228,14 @@ func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
 		TLS:         tlsConfig,
 		Retry:       redfish.Backoff{Base: delay, Max: 15 * delay, Poll: delay},
 		Progress: func(e redfish.Event) {
-			if e.Step == redfish.StepWarning {
+			switch e.Step {
+			case redfish.StepWarning:
 				fmt.Fprintf(stderr, "Warning: %s\n", e.Message)
-				return
+			case redfish.StepBootPersists:
+				fmt.Fprintf(stderr, "Warning: %s; eject the media after the install: sno-iso bmc eject\n", e.Message)
+			default:
+				fmt.Fprintln(stderr, e.Message)
 			}
-			fmt.Fprintln(stderr, e.Message)
 		},
 	}
 	if c.Bool("verbose") {
@@ -237,7 +264,7 @@ func runBMC(c *cli.Context, do func(ctx context.Context, client *redfish.Client,
 		fmt.Fprintf(c.App.ErrWriter, "Warning: logging out of the BMC: %v\n", closeErr)
 	}
 	if err != nil {
-		return bmcAdvice(c, err)
+		return bmcAdvice(c, t, err)
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -247,32 +274,72 @@ func runBMC(c *cli.Context, do func(ctx context.Context, client *redfish.Client,
 	return nil
 }
 
-// bmcAdvice says what to do about a failure, in the command line's terms.
-func bmcAdvice(c *cli.Context, err error) error {
+// bmcAdvice says what to do about a failure, in the command line's terms: the flag or the
+// sno.yaml key the value came from.
+func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 	var (
 		notFound   *redfish.NotFoundError
 		ambiguous  *redfish.AmbiguousSystemError
 		incomplete *redfish.IncompleteError
+		slotType   *redfish.SlotTypeError
 		unknownCA  x509.UnknownAuthorityError
 		hostname   x509.HostnameError
 	)
+	caHint := "--ca-file"
+	if t.node != "" {
+		caHint = "--ca-file (or caFile: in the bmc section of the node's sno.yaml)"
+	}
 	switch {
-	case errors.Is(err, redfish.ErrUnauthorized):
-		return fmt.Errorf("%w; set %s and %s, or --credentials-file, to an account with the Operator role or more", err, envBMCUsername, envBMCPassword)
+	case errors.Is(err, redfish.ErrNoCredentials):
+		where := "--credentials-file FILE"
+		if t.node != "" {
+			where += ", or credentialsFile: in the bmc section of the node's sno.yaml"
+		}
+		return fmt.Errorf("%w; give the account in %s and %s, or in %s", err, envBMCUsername, envBMCPassword, where)
+	case errors.Is(err, redfish.ErrWrongCredentials):
+		return fmt.Errorf("%w; check the username and password in %s", err, t.credentialsFrom)
+	case errors.Is(err, redfish.ErrInsufficientPrivilege) && t.credentialsFrom == "":
+		return fmt.Errorf("%w; without an account the BMC allows no more: give one with the Operator role or more "+
+			"in %s and %s, or --credentials-file", err, envBMCUsername, envBMCPassword)
+	case errors.Is(err, redfish.ErrInsufficientPrivilege):
+		return fmt.Errorf("%w; the account %q from %s may not do this: give one with the Operator role or more",
+			err, t.creds.Username, t.credentialsFrom)
+	case errors.Is(err, redfish.ErrPlainHTTP):
+		return fmt.Errorf("%w; this BMC speaks plain HTTP: write %s in %s", err, plainHTTPAddress(t.address), t.addressFrom)
 	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):
 		return fmt.Errorf("%w; choose one with --system ID", err)
 	case errors.As(err, &notFound):
 		return fmt.Errorf("%w; choose one with --slot ID", err)
+	case errors.As(err, &slotType):
+		return fmt.Errorf("%w; name one of those with --slot, or leave --slot out", err)
 	case errors.As(err, &incomplete) && !incomplete.Ejected:
 		return fmt.Errorf("%w; run `sno-iso bmc eject` with the same --bmc or --node to take it out", err)
 	case errors.As(err, &unknownCA), errors.As(err, &hostname):
-		return fmt.Errorf("%w; give the BMC's CA with --ca-file, or skip the check with --insecure", err)
+		if t.caFile != "" {
+			return fmt.Errorf("%w; %s %s is not the CA that signed the BMC's certificate", err, t.caFileFrom, t.caFile)
+		}
+		return fmt.Errorf("%w; give the BMC's CA with %s, or skip the check with --insecure", err, caHint)
 	case errors.Is(err, redfish.ErrNotRedfish):
 		return fmt.Errorf("%w; check the address: it should be the BMC's https://HOST", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: the BMC did not finish within --timeout %s; check that it is reachable, or raise --timeout", err, c.Duration("timeout"))
 	}
 	return err
+}
+
+// plainHTTPAddress is address spoken over plain HTTP: http:// for https://, the +http form
+// of Metal3's schemes.
+func plainHTTPAddress(address string) string {
+	scheme, rest, ok := strings.Cut(address, "://")
+	if !ok {
+		return address
+	}
+	switch base, _, _ := strings.Cut(strings.ToLower(scheme), "+"); base {
+	case "https", "http":
+		return "http://" + rest
+	default:
+		return base + "+http://" + rest
+	}
 }
 
 func bmcBoot(c *cli.Context) error {

@@ -112,7 +112,12 @@ func TestBMCEveryProfile(t *testing.T) {
 			if res.Image != bmcImage || !res.Inserted || !res.Changed || res.Reset != "On" || res.PowerState != "On" {
 				t.Errorf("result %+v", res)
 			}
-			for _, step := range []string{"found system", "using slot", "inserted " + bmcImage, "boot override set", "reset", "power On"} {
+			override := "boot override set"
+			if p.ContinuousOverrides {
+				override = "Warning: the BMC keeps the boot override Cd Continuous, not once: the system boots the image at every start, " +
+					"the one after the install too, until the media is ejected; eject the media after the install: sno-iso bmc eject\n"
+			}
+			for _, step := range []string{"found system", "using slot", "inserted " + bmcImage, override, "reset", "power On"} {
 				if !strings.Contains(string(r.stderr), step) {
 					t.Errorf("stderr lacks the step %q:\n%s", step, r.stderr)
 				}
@@ -206,7 +211,7 @@ func TestBMCNode(t *testing.T) {
 	nodes := t.TempDir()
 	node := writeBMCNode(t, nodes, "sno1", "redfish-virtualmedia+http://"+strings.TrimPrefix(bmc.URL(), "http://")+bmc.SystemPath(), serveSnoYAML)
 	const serveURL = "http://127.0.0.1:9"
-	slotImage := func() any { return bmc.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd")["Image"] }
+	slotImage := func() any { return bmc.Resource(bmc.SystemPath() + "/VirtualMedia/Cd")["Image"] }
 	// Before serve ever ran there is no secret, so no URL: nothing is inserted.
 	r := snoEnv(t, nil, bmcArgs("boot", "--node", node, "--serve-url", serveURL, "--no-power")...)
 	wantBMCFailure(t, r, filepath.Join(nodes, capability.SecretFileName), "no sno-iso secret", "serve rotate-secret", "--secret-file", "--open")
@@ -357,7 +362,7 @@ func TestBMCBadInput(t *testing.T) {
 			}
 		})
 	}
-	if slot := pxeOnly.Resource("/redfish/v1/Managers/BMC/VirtualMedia/Cd"); slot["Inserted"] != false {
+	if slot := pxeOnly.Resource(pxeOnly.SystemPath() + "/VirtualMedia/Cd"); slot["Inserted"] != false {
 		t.Errorf("the image stayed inserted after the failed boot: %v", slot)
 	}
 }

@@ -179,10 +179,11 @@ func pxeBuild(c *cli.Context) error {
 		return nodeError(err, isoPath)
 	}
 	outDir := c.String("output")
-	err = set.WriteDir(c.Context, outDir, node.DirOptions{Force: c.Bool("force"), Keep: inputs, Progress: func(_ string, size int64) (isobuilder.Progress, func()) {
+	bar := func(_ string, size int64) (isobuilder.Progress, func()) {
 		opts, done := progress(c, size)
 		return opts.Progress, done
-	}})
+	}
+	err = set.WriteDir(c.Context, outDir, node.DirOptions{Force: c.Bool("force"), Keep: inputs, Progress: bar})
 	var isoErr *node.ISOError
 	if errors.As(err, &isoErr) && isoErr.File != "" {
 		return fmt.Errorf("%s of %s: %w", isoErr.File, isoPath, isoErr.Err)

@@ -11,6 +11,13 @@ import (
 	"github.com/sno-iso/sno-iso/internal/httpsem"
 )
 
+// fetchStatusError is an image server's refusal of the virtual CD's GET.
+type fetchStatusError struct{ code int }
+
+func (e *fetchStatusError) Error() string {
+	return fmt.Sprintf("GET answered %d %s", e.code, http.StatusText(e.code))
+}
+
 // maxFetch bounds an image the virtual CD fetches.
 const maxFetch = 8 << 30
 
@@ -43,7 +50,7 @@ func fetchWhole(w io.Writer, image string) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET answered %s", resp.Status)
+		return &fetchStatusError{code: resp.StatusCode}
 	}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, maxFetch+1))
 	if err == nil && n > maxFetch {

@@ -18,13 +18,24 @@ type Slot struct {
 type Profile struct {
 	Name     string
 	SystemID string
+	// SystemName and SystemUUID are the System's Name and UUID ("" leaves them out).
+	SystemName, SystemUUID string
+	// AliasRedirects answers a request for /Systems/NAME[/...] with 307 to the same path
+	// under the System's Id (sushy-tools).
+	AliasRedirects bool
 	// OtherSystems are more Systems the BMC lists (blade chassis, multi-node enclosures):
 	// powered off, with no media of their own.
 	OtherSystems []string
 	ManagerID    string
 	// MediaUnderManager puts VirtualMedia under the Manager (the older placement).
 	MediaUnderManager bool
-	Slots             []Slot
+	// ManagerLinksSystemMedia gives the Manager a VirtualMedia link to the System's
+	// collection (sushy-tools since 2023).
+	ManagerLinksSystemMedia bool
+	// SlotEmptyAsStrings shows an empty slot as Image "", ImageName "" and ConnectedVia
+	// "URI", with only Inserted false telling it is empty (sushy-tools).
+	SlotEmptyAsStrings bool
+	Slots              []Slot
 	// TrailingSlash ends the media actions' targets in "/" (iLO).
 	TrailingSlash bool
 	BootTargets   []string
@@ -48,6 +59,23 @@ type Profile struct {
 	EjectEmptyBodyStatus int
 	// RejectBootMode refuses a Boot PATCH that carries BootSourceOverrideMode (HPE).
 	RejectBootMode bool
+	// SkipsBootOverride answers a Boot PATCH with 200 and a PropertyNotWritable annotation
+	// and keeps the old values: DSP0266 lets a service accept a PATCH and skip properties it
+	// cannot write, saying so only in the 200's @Message.ExtendedInfo.
+	SkipsBootOverride bool
+	// ContinuousOverrides keeps every boot override Continuous whatever Enabled the client
+	// sends, so it is never spent by a boot (sushy-tools).
+	ContinuousOverrides bool
+	// GeneralErrorBodies answers every refusal with code Base.1.0.GeneralError, the reason
+	// only in error.message and an extended entry with a MessageId and no Message
+	// (sushy-tools).
+	GeneralErrorBodies bool
+	// BasicAuthChallenge answers 401 with "Authorization required" or "Incorrect username
+	// or password" and a WWW-Authenticate challenge (sushy-tools).
+	BasicAuthChallenge bool
+	// EchoCredentials repeats the account it was sent in its 401 answers, as a careless
+	// BMC might: clients must not show them.
+	EchoCredentials bool
 	// RequireTargetWithEnabled refuses a Boot PATCH that has one of Target and Enabled
 	// without the other (Supermicro, AMI).
 	RequireTargetWithEnabled bool
@@ -96,7 +124,8 @@ var dmtfBootTargets = []string{"None", "Pxe", "Floppy", "Cd", "Usb", "Hdd", "Bio
 // only (and, here, no query string), and the virtual CD reading the image in ranges.
 func IDRAC() Profile {
 	return Profile{
-		Name: "idrac", SystemID: "System.Embedded.1", ManagerID: "iDRAC.Embedded.1", MediaUnderManager: true,
+		Name: "idrac", SystemID: "System.Embedded.1", SystemName: "System", SystemUUID: "4c4c4544-0051-3510-8047-c4c04f4e4d32",
+		ManagerID: "iDRAC.Embedded.1", MediaUnderManager: true,
 		Slots: []Slot{
 			{ID: "RemovableDisk", MediaTypes: []string{"USBStick"}},
 			{ID: "CD", MediaTypes: []string{"CD", "DVD"}},
@@ -163,14 +192,28 @@ func LenovoXCC() Profile {
 	}
 }
 
-// SushyTools behaves like OpenStack sushy-tools over libvirt: a UUID System, media under
-// the Manager, Basic authentication only, and the image fetched in one GET.
+// SushyTools behaves like OpenStack's sushy-tools emulator (2026, the fake and libvirt
+// drivers): Systems listed by UUID and named (Name) after the VM, a request naming one by
+// Name redirected with 307 to its UUID path (emulator/main.py all_exception_handler), the
+// virtual media under the System with the Manager linking there (controllers/
+// virtual_media.py since December 2023, main.py manager_resource), empty slots shown with
+// empty strings (templates/virtual_media.json), boot overrides always Continuous
+// (main.py system_resource ignores BootSourceOverrideEnabled; templates/system.json),
+// targets Pxe, Cd, Hdd and UefiHttp, no SessionService (templates/root.json), Basic
+// authentication refusing with "Authorization required" or "Incorrect username or
+// password" (emulator/auth_basic.py), every refusal a Base.1.0.GeneralError whose reason is
+// only in error.message (templates/error.json), and the image fetched in one GET, a failed
+// fetch refused as "Cannot download virtual media: got error N from the server"
+// (resources/vmedia.py _get_image).
 func SushyTools() Profile {
 	return Profile{
-		Name: "sushy-tools", SystemID: "8d4a5f2e-3c71-4b1a-9e0f-2a6c5d8b7e10", ManagerID: "BMC", MediaUnderManager: true,
+		Name: "sushy-tools", SystemID: "8d4a5f2e-3c71-4b1a-9e0f-2a6c5d8b7e10", SystemName: "fake",
+		SystemUUID: "8d4a5f2e-3c71-4b1a-9e0f-2a6c5d8b7e10", AliasRedirects: true,
+		ManagerID: "BMC", ManagerLinksSystemMedia: true, SlotEmptyAsStrings: true,
 		Slots:       []Slot{{ID: "Cd", MediaTypes: []string{"CD", "DVD"}}, {ID: "Floppy", MediaTypes: []string{"Floppy", "USBStick"}}},
-		BootTargets: []string{"Pxe", "Hdd", "Cd"}, ResetTypes: []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn"},
-		NoSessions: true,
+		BootTargets: []string{"Pxe", "Cd", "Hdd", "UefiHttp"},
+		ResetTypes:  []string{"On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "Nmi", "ForceOn"},
+		NoSessions:  true, ContinuousOverrides: true, GeneralErrorBodies: true, BasicAuthChallenge: true,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,6 +23,9 @@ type Config struct {
 	Mockup string
 	// Username and Password are the account; both empty accepts any request.
 	Username, Password string
+	// ReadOnlyAccount gives the account a role that may read but not change anything:
+	// actions and PATCHes get 403 InsufficientPrivilege.
+	ReadOnlyAccount bool
 	// PowerOn starts the System powered on (generated trees start off).
 	PowerOn bool
 	// PowerDelay is how long PoweringOn and PoweringOff last.
@@ -85,9 +89,34 @@ type staleView struct {
 	reads int
 }
 
-// Start runs a fake BMC until the test ends.
+// Start runs a fake BMC on 127.0.0.1 until the test ends.
 func Start(t testing.TB, cfg Config) *BMC {
 	t.Helper()
+	b, err := newBMC(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.start(nil)
+	t.Cleanup(b.Close)
+	return b
+}
+
+// Listen runs a fake BMC on addr (host:port, port 0 for any) outside a test, until Close:
+// the fakebmc command, for trying a client without hardware.
+func Listen(addr string, cfg Config) (*BMC, error) {
+	b, err := newBMC(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	b.start(l)
+	return b, nil
+}
+
+func newBMC(cfg Config) (*BMC, error) {
 	b := &BMC{cfg: cfg, sessions: map[string]*session{}, stale: map[string]staleView{}, tasks: map[string]*task{}, fetched: map[string]string{}}
 	if b.cfg.MaxRequests == 0 {
 		b.cfg.MaxRequests = 2000
@@ -95,7 +124,7 @@ func Start(t testing.TB, cfg Config) *BMC {
 	if cfg.Mockup != "" {
 		tree, err := loadMockup(cfg.Mockup)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		b.tree = tree
 	} else {
@@ -107,19 +136,27 @@ func Start(t testing.TB, cfg Config) *BMC {
 			b.tree[path]["PowerState"] = "On"
 		}
 	}
+	return b, nil
+}
+
+// start serves on l, or on a new 127.0.0.1 port when l is nil.
+func (b *BMC) start(l net.Listener) {
 	b.server = httptest.NewUnstartedServer(http.HandlerFunc(b.serveHTTP))
+	if l != nil {
+		b.server.Listener.Close()
+		b.server.Listener = l
+	}
 	// Clients that refuse the certificate are what TLS tests check; no log of it.
 	b.server.Config.ErrorLog = log.New(io.Discard, "", 0)
-	if cfg.TLS {
+	if b.cfg.TLS {
 		b.server.StartTLS()
 	} else {
 		b.server.Start()
 	}
-	t.Cleanup(b.close)
-	return b
 }
 
-func (b *BMC) close() {
+// Close stops the fake BMC and its pending power transitions.
+func (b *BMC) Close() {
 	b.mu.Lock()
 	b.closed = true
 	for _, tm := range b.timers {
@@ -170,7 +207,7 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer b.mu.Unlock()
 	b.requests = append(b.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	if len(b.requests) > b.cfg.MaxRequests {
-		writeError(w, http.StatusServiceUnavailable, "Test.RequestBudget", fmt.Sprintf("the fake BMC answers at most %d requests", b.cfg.MaxRequests))
+		b.writeError(w, http.StatusServiceUnavailable, "Test.RequestBudget", fmt.Sprintf("the fake BMC answers at most %d requests", b.cfg.MaxRequests))
 		return
 	}
 	path := strings.TrimRight(r.URL.Path, "/")
@@ -181,7 +218,17 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	sessionsPath := b.sessionsPath()
 	login := r.Method == http.MethodPost && sessionsPath != "" && path == sessionsPath
 	if !(r.Method == http.MethodGet && path == root) && !login && !b.authorized(r) {
-		writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", "There is no valid session established with the implementation.")
+		b.refuseUnauthorized(w, r)
+		return
+	}
+	if target, ok := b.aliasTarget(path); ok {
+		b.redirectAlias(w, r, target)
+		return
+	}
+	if b.cfg.ReadOnlyAccount && !login && (r.Method == http.MethodPost || r.Method == http.MethodPatch) {
+		b.writeError(w, http.StatusForbidden, "Base.1.8.InsufficientPrivilege",
+			"There are insufficient privileges for the account or credentials associated with the current session "+
+				"to perform the requested operation.")
 		return
 	}
 	switch {
@@ -197,7 +244,7 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPatch:
 		b.patch(w, r, path, body)
 	default:
-		writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", r.Method+" is not allowed on "+path)
+		b.writeError(w, http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", r.Method+" is not allowed on "+path)
 	}
 }
 
@@ -208,7 +255,7 @@ func (b *BMC) get(w http.ResponseWriter, path string) {
 	}
 	r := b.tree[path]
 	if r == nil {
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+path+" was not found.")
+		b.writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+path+" was not found.")
 		return
 	}
 	if s, ok := b.stale[path]; ok {
@@ -250,8 +297,17 @@ func writeJSON(w http.ResponseWriter, status int, v any, h http.Header) {
 	w.Write(data)
 }
 
-// errorBody is a Redfish error with one extended message.
-func errorBody(messageID, message string, related ...string) resource {
+// generalError is the one code of the GeneralErrorBodies profiles.
+const generalError = "Base.1.0.GeneralError"
+
+// errorBody is a Redfish error with one extended message, or the profile's own shape.
+func (b *BMC) errorBody(messageID, message string, related ...string) resource {
+	if b.cfg.Profile.GeneralErrorBodies {
+		// sushy-tools (sushy_tools/emulator/main.py _render_error, templates/error.json):
+		// one code for every refusal, the reason only in message, an id-only extended entry.
+		return resource{"error": resource{"code": generalError, "message": message,
+			"@Message.ExtendedInfo": []any{resource{"@odata.type": "/redfish/v1/$metadata#Message.1.0.0.Message", "MessageId": generalError}}}}
+	}
 	info := resource{"MessageId": messageID, "Message": message, "Severity": "Critical"}
 	if len(related) > 0 {
 		info["RelatedProperties"] = toAny(related)
@@ -259,8 +315,8 @@ func errorBody(messageID, message string, related ...string) resource {
 	return resource{"error": resource{"code": messageID, "message": message, "@Message.ExtendedInfo": []any{info}}}
 }
 
-func writeError(w http.ResponseWriter, status int, messageID, message string, related ...string) {
-	writeJSON(w, status, errorBody(messageID, message, related...), nil)
+func (b *BMC) writeError(w http.ResponseWriter, status int, messageID, message string, related ...string) {
+	writeJSON(w, status, b.errorBody(messageID, message, related...), nil)
 }
 
 // Requests returns the requests answered so far.

@@ -37,14 +37,38 @@ func (b *BMC) authorized(r *http.Request) bool {
 	return ok && user == b.cfg.Username && pass == b.cfg.Password
 }
 
+// refuseUnauthorized answers 401 to a request without valid credentials.
+func (b *BMC) refuseUnauthorized(w http.ResponseWriter, r *http.Request) {
+	p := b.cfg.Profile
+	message := "There is no valid session established with the implementation."
+	if p.BasicAuthChallenge {
+		// sushy-tools (sushy_tools/emulator/auth_basic.py parse_header, unauthorized;
+		// error.py Unauthorized): no Authorization header is "Authorization required",
+		// a wrong account "Incorrect username or password", both with a Basic challenge.
+		w.Header().Set("WWW-Authenticate", `Basic realm="Baremetal API"`)
+		message = "Incorrect username or password"
+		if r.Header.Get("Authorization") == "" {
+			message = "Authorization required"
+		}
+	}
+	if user, pass, ok := r.BasicAuth(); ok && p.EchoCredentials {
+		message += fmt.Sprintf(" (user %q, password %q, header %q)", user, pass, r.Header.Get("Authorization"))
+	}
+	b.writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", message)
+}
+
 func (b *BMC) login(w http.ResponseWriter, body []byte) {
 	var creds struct{ UserName, Password string }
 	if json.Unmarshal(body, &creds) != nil {
-		writeError(w, http.StatusBadRequest, "Base.1.8.MalformedJSON", "The request body submitted was malformed JSON.")
+		b.writeError(w, http.StatusBadRequest, "Base.1.8.MalformedJSON", "The request body submitted was malformed JSON.")
 		return
 	}
 	if (b.cfg.Username != "" || b.cfg.Password != "") && (creds.UserName != b.cfg.Username || creds.Password != b.cfg.Password) {
-		writeError(w, http.StatusUnauthorized, "Base.1.8.InsufficientPrivilege", "Invalid username or password.")
+		message := "Invalid username or password."
+		if b.cfg.Profile.EchoCredentials {
+			message = fmt.Sprintf("Invalid password %q for user %q.", creds.Password, creds.UserName)
+		}
+		b.writeError(w, http.StatusUnauthorized, "Base.1.8.InsufficientPrivilege", message)
 		return
 	}
 	b.nextID++

@@ -61,11 +61,21 @@ func generateTree(p Profile) map[string]resource {
 	} else {
 		reset["ResetType@Redfish.AllowableValues"] = toAny(p.ResetTypes)
 	}
-	system := resource{"@odata.id": sys, "Id": p.SystemID, "PowerState": "Off",
-		"Boot": resource{"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideMode": "UEFI",
-			"BootSourceOverrideTarget@Redfish.AllowableValues": toAny(p.BootTargets)},
+	boot := resource{"BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideMode": "UEFI",
+		"BootSourceOverrideTarget@Redfish.AllowableValues": toAny(p.BootTargets)}
+	if p.ContinuousOverrides {
+		// sushy-tools' fake driver starts on the disk (fakedriver.py get_boot_device).
+		boot["BootSourceOverrideTarget"], boot["BootSourceOverrideEnabled"] = "Hdd", "Continuous"
+	}
+	system := resource{"@odata.id": sys, "Id": p.SystemID, "PowerState": "Off", "Boot": boot,
 		"Actions": resource{"#ComputerSystem.Reset": reset},
 		"Links":   resource{"ManagedBy": links(mgr)}}
+	if p.SystemName != "" {
+		system["Name"] = p.SystemName
+	}
+	if p.SystemUUID != "" {
+		system["UUID"] = p.SystemUUID
+	}
 	if p.SettingsObject {
 		system["@Redfish.Settings"] = resource{"SettingsObject": link(sys + "/Settings")}
 		t[sys+"/Settings"] = resource{"@odata.id": sys + "/Settings", "Boot": resource{}}
@@ -77,6 +87,9 @@ func generateTree(p Profile) map[string]resource {
 		manager["VirtualMedia"] = link(media)
 	} else {
 		system["VirtualMedia"] = link(media)
+		if p.ManagerLinksSystemMedia {
+			manager["VirtualMedia"] = link(media)
+		}
 	}
 	t[sys], t[mgr] = system, manager
 	var members []string
@@ -85,6 +98,9 @@ func generateTree(p Profile) map[string]resource {
 		members = append(members, path)
 		slot := resource{"@odata.id": path, "Id": s.ID, "Name": "Virtual " + s.ID, "MediaTypes": toAny(s.MediaTypes),
 			"Image": nil, "ImageName": nil, "Inserted": false, "WriteProtected": true, "ConnectedVia": "NotConnected"}
+		if p.SlotEmptyAsStrings {
+			slot["Image"], slot["ImageName"], slot["WriteProtected"], slot["ConnectedVia"] = "", "", false, "URI"
+		}
 		if s.Image != "" {
 			slot["Image"], slot["ImageName"], slot["Inserted"], slot["ConnectedVia"] = s.Image, imageName(s.Image), true, "URI"
 		}
