@@ -112,12 +112,20 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 
 // MachineArch is this machine's architecture as CoreOS streams name it.
 func MachineArch() string {
-	switch runtime.GOARCH {
+	return StreamArch(runtime.GOARCH)
+}
+
+// StreamArch is the CoreOS streams' name for an architecture named as Go or Debian name it
+// (amd64, arm64, ppc64el); other names are returned as they are.
+func StreamArch(name string) string {
+	switch name {
 	case "amd64":
 		return "x86_64"
 	case "arm64":
 		return "aarch64"
+	case "ppc64el":
+		return "ppc64le"
 	default: // s390x and ppc64le are spelled alike
-		return runtime.GOARCH
+		return name
 	}
 }

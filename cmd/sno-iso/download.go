@@ -73,7 +73,7 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	format := c.String("format")
 	if format != download.FormatISO && format != download.FormatPXE {
-		return usagef("--format must be %s or %s, got %q", download.FormatISO, download.FormatPXE, format)
+		return badValue("format", format, []string{download.FormatISO, download.FormatPXE})
 	}
 	if err := checkURLFlags(c); err != nil {
 		return err
@@ -202,7 +202,7 @@ func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]down
 	var missing *download.NotInStreamError
 	if errors.As(err, &missing) {
 		if missing.What == download.MissingArchitecture {
-			return nil, fmt.Errorf("%w; choose one with --arch", err)
+			return nil, archError(missing)
 		}
 		return nil, fmt.Errorf("%w; sno-iso needs the metal iso or pxe artifacts: is this a CoreOS stream for bare metal?", err)
 	}
