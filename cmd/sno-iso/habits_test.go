@@ -25,7 +25,7 @@ import (
 // "Error: <want>" on stderr.
 func wantUsageError(t *testing.T, r result, want string) {
 	t.Helper()
-	if r.code != 1 {
+	if r.code != 2 {
 		t.Errorf("exit %d, want 2 (usage); stderr %q", r.code, r.stderr)
 	}
 	if got := strings.TrimSuffix(string(r.stderr), "\n"); got != "Error: "+want {
