@@ -68,7 +68,8 @@ const (
 const metalPlatform = "metal"
 
 // Select returns the artifacts of format (FormatISO: the live ISO; FormatPXE: kernel,
-// initramfs and rootfs) for the architecture arch ("x86_64", "aarch64", ...; "" for this
+// initramfs and rootfs; any other metal format, such as raw.xz: its disk image) for the
+// architecture arch ("x86_64", "aarch64", ...; "" for this
 // machine's). What the stream lacks is a *NotInStreamError listing what it has.
 func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 	if arch == "" {
@@ -97,8 +98,12 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 			return nil, noFormat
 		}
 		files = []*stream.Artifact{pxe.Kernel, pxe.Initramfs, pxe.Rootfs}
-	default:
-		return nil, fmt.Errorf("unknown format %q: want %s or %s", format, FormatISO, FormatPXE)
+	default: // a disk image, such as raw.xz, that coreos-installer's download fetches
+		disk, ok := metal.Formats[format]
+		if !ok || disk.Disk == nil {
+			return nil, noFormat
+		}
+		files = []*stream.Artifact{disk.Disk}
 	}
 	out := make([]Artifact, len(files))
 	for i, f := range files {

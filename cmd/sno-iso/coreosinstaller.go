@@ -35,7 +35,7 @@ func isDropIn(c *cli.Context) bool { return c.App.Name == dropInName }
 
 // dropInProvides is what the drop-in provides, for help and for the commands it does not.
 const dropInProvides = "iso ignition embed|show|remove, iso kargs modify|reset|show, iso network embed|extract|remove, " +
-	"iso reset, iso extract pxe|minimal-iso, pxe ignition wrap|unwrap and dev show iso"
+	"iso reset, iso extract pxe|minimal-iso, pxe ignition wrap|unwrap, download and dev show iso"
 
 // newDropInApp is sno-iso's application, with its settings and error handling, under
 // coreos-installer's name and with coreos-installer's commands.
@@ -65,7 +65,7 @@ func newDropInApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 func dropInCommands() []*cli.Command {
 	return []*cli.Command{
 		notProvided("install", installInstead...),
-		notProvided("download", downloadInstead...),
+		dropInDownloadCommand(),
 		notProvided("list-stream", listStreamInstead...),
 		{Name: "iso", Usage: "Commands to manage a CoreOS live ISO image", Subcommands: []*cli.Command{
 			deprecated("embed", "ignition embed", &cli.Command{

@@ -17,12 +17,6 @@ var (
 		"  sno-iso pxe build --iso ISO --ignition IGN --installation-disk DEV -o DIR   # PXE files",
 		"To install from a running system, run coreos-installer itself.",
 	}
-	downloadInstead = []string{
-		"Download with sno-iso (it checks the sha256, resumes and caches):",
-		"  sno-iso download --stream STREAM [--arch ARCH] [--format iso|pxe] [-C DIR]",
-		"  sno-iso download --url URL --sha256 HEX",
-		"STREAM is what `openshift-install coreos print-stream-json` prints, or its URL.",
-	}
 	listStreamInstead = []string{
 		"The stream of an OpenShift release is what `openshift-install coreos print-stream-json`",
 		"prints; `sno-iso download --stream STREAM` fetches its ISO or PXE files.",

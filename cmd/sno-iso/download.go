@@ -87,7 +87,7 @@ func downloadArtifacts(c *cli.Context) error {
 	if c.IsSet("url") {
 		artifacts, err = urlArtifact(c, d.cache.Fetcher)
 	} else {
-		artifacts, err = streamArtifacts(c, d.cache.Fetcher, format)
+		artifacts, err = streamArtifacts(c, d.cache.Fetcher, c.String("stream"), c.String("arch"), format)
 	}
 	if err != nil {
 		return err
@@ -187,18 +187,19 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 	return d, nil
 }
 
-// streamArtifacts loads --stream ("-" for standard input) and selects format for --arch.
-func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]download.Artifact, error) {
+// streamArtifacts loads the stream of source ("-" for standard input) and selects format for
+// arch.
+func streamArtifacts(c *cli.Context, f *download.Fetcher, source, arch, format string) ([]download.Artifact, error) {
 	var s *stream.Stream
 	var err error
-	if source := c.String("stream"); source == "-" {
+	if source == "-" {
 		if s, err = download.ReadStream(c.App.Reader); err != nil {
 			return nil, fmt.Errorf("stream on standard input: %w", err)
 		}
 	} else if s, err = f.LoadStream(c.Context, source); err != nil {
 		return nil, err
 	}
-	artifacts, err := download.Select(s, c.String("arch"), format)
+	artifacts, err := download.Select(s, arch, format)
 	var missing *download.NotInStreamError
 	if errors.As(err, &missing) {
 		if missing.What == download.MissingArchitecture {

@@ -616,7 +616,6 @@ func TestDropInNamesWhatToRunInstead(t *testing.T) {
 			[]string{"sno-iso build --iso ISO --ignition IGN --installation-disk DEV -o OUT", "iso network embed"}},
 		{[]string{"pxe", "customize", "--dest-device", "/dev/sda", "-o", "x.img", "initrd.img"},
 			[]string{"sno-iso pxe build --iso ISO --ignition IGN --installation-disk DEV -o DIR"}},
-		{[]string{"download", "-s", "stable"}, []string{"sno-iso download --stream STREAM"}},
 		{[]string{"list-stream"}, []string{"openshift-install coreos print-stream-json"}},
 		{[]string{"pxe", "network", "wrap", "-k", "a.nmconnection"}, []string{"sno-iso pxe build --network-keyfile FILE"}},
 		{[]string{"pack", "osmet"}, []string{"run coreos-installer itself"}},
