@@ -12,6 +12,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/internal/suggest"
+	"github.com/sno-iso/sno-iso/nmstate"
 	"gopkg.in/yaml.v3"
 )
 
@@ -36,6 +37,15 @@ type Config struct {
 	// NetworkKeyfiles are NetworkManager keyfiles for the live system (`network.keyfiles`),
 	// resolved with ResolvePath.
 	NetworkKeyfiles []string
+	// NetworkNMState are NMState documents for the live system (`network.nmstate`),
+	// resolved with ResolvePath.
+	NetworkNMState []string
+	// NetworkConfig is the inline NMState document (`networkConfig`, agent-config's key),
+	// nil when there is none.
+	NetworkConfig *nmstate.Document
+	// NICs map NMState interface names to MAC addresses (`interfaces`, as agent-config's
+	// hosts have): the profiles of those interfaces match their NIC by MAC.
+	NICs []nmstate.NIC
 	// Customizations are Ignition configs and MachineConfigs for the installed node
 	// (`customizations`), resolved with ResolvePath.
 	Customizations []string
@@ -86,16 +96,19 @@ const (
 	customizationsKey    = "customizations"
 	outputKey            = "output"
 	bmcKey               = "bmc"
+	networkConfigKey     = "networkConfig"
+	interfacesKey        = "interfaces"
 )
 
 var (
-	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey, bmcKey}
+	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey, bmcKey,
+		networkConfigKey, interfacesKey}
 	// plannedKeys are reserved for features of later releases: rejected, but with a
 	// message that says so rather than "unknown".
 	plannedKeys      = []string{}
 	liveKargsKeys    = []string{"append", "delete", "replace"}
 	outputKeys       = []string{"kind", "rootfsURL"}
-	networkKeys      = []string{"keyfiles"}
+	networkKeys      = []string{"keyfiles", "nmstate"}
 	installationKeys = []string{"installationDisk", "copyNetwork", "appendKargs", "deleteKargs", "wipeDisk", "rebootDelay"}
 )
 
@@ -150,6 +163,12 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 			return p.output(value, &cfg.Output)
 		case bmcKey:
 			return p.bmc(value, cfg)
+		case networkConfigKey:
+			cfg.NetworkConfig, err = nmstate.ParseNode(name, networkConfigKey, value)
+			return err
+		case interfacesKey:
+			cfg.NICs, err = nmstate.ParseNICs(name, interfacesKey, value)
+			return err
 		}
 		if p.sectionSeen {
 			return p.errorf(value, "both %s and %s are set: keep one", installationKey, installConfigSection)
@@ -161,6 +180,11 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	}
 	if !p.sectionSeen {
 		return nil, fmt.Errorf("%s: no %s section (or %s, its install-config name)", name, installationKey, installConfigSection)
+	}
+	if cfg.NetworkConfig != nil {
+		if err := cfg.NetworkConfig.BindMACs(cfg.NICs); err != nil {
+			return nil, err
+		}
 	}
 	cfg.CopyNetworkSet = p.copyNetworkSet
 	return cfg, nil
@@ -319,14 +343,18 @@ func (p *configParser) network(n *yaml.Node, cfg *Config) error {
 		if v.Tag == "!!null" {
 			return nil
 		}
+		what, kind, list := "keyfile", "NetworkManager keyfile", &cfg.NetworkKeyfiles
+		if key == "nmstate" {
+			what, kind, list = "NMState document", "NMState document", &cfg.NetworkNMState
+		}
 		if v.Kind != yaml.SequenceNode {
-			return p.errorf(v, "%s.%s must be a list of NetworkManager keyfile paths", networkKey, key)
+			return p.errorf(v, "%s.%s must be a list of %s paths", networkKey, key, kind)
 		}
 		for i, item := range v.Content {
 			if item.Kind != yaml.ScalarNode || item.Tag != "!!str" || item.Value == "" {
-				return p.errorf(item, "%s.%s[%d] must be the path of a keyfile (relative to %s)", networkKey, key, i, p.name)
+				return p.errorf(item, "%s.%s[%d] must be the path of a %s (relative to %s)", networkKey, key, i, what, p.name)
 			}
-			cfg.NetworkKeyfiles = append(cfg.NetworkKeyfiles, cfg.ResolvePath(item.Value))
+			*list = append(*list, cfg.ResolvePath(item.Value))
 		}
 		return nil
 	})

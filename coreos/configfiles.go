@@ -11,13 +11,17 @@ type NamedFile struct {
 	Path string // resolved with ResolvePath
 }
 
-// Files lists every file the config names: the network keyfiles, the customizations, the
-// BMC credentials file, then any other path the parser resolved, so that a rule about the
-// files a config may name (such as a nodes directory's closed world) sees every one.
+// Files lists every file the config names: the network keyfiles and NMState documents, the
+// customizations, the BMC credentials file, then any other path the parser resolved, so
+// that a rule about the files a config may name (such as a nodes directory's closed world)
+// sees every one.
 func (c *Config) Files() []NamedFile {
 	var files []NamedFile
 	for i, p := range c.NetworkKeyfiles {
 		files = append(files, NamedFile{fmt.Sprintf("%s.keyfiles[%d]", networkKey, i), p})
+	}
+	for i, p := range c.NetworkNMState {
+		files = append(files, NamedFile{fmt.Sprintf("%s.nmstate[%d]", networkKey, i), p})
 	}
 	for i, p := range c.Customizations {
 		files = append(files, NamedFile{fmt.Sprintf("%s[%d]", customizationsKey, i), p})

@@ -3,8 +3,10 @@ package coreos
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // MaxIgnitionSize bounds an Ignition config read as input, as initrd bounds one read from an
@@ -22,6 +24,9 @@ type LiveIgnitionOptions struct {
 	// the Machine Config Operator. Their own warnings are left to the caller
 	// (Customization.Warnings); the merge's are returned.
 	Customizations []*Customization
+	// Report, when set, adds the progress hooks: the live system reports its phases, and a
+	// MachineConfig makes the installed system report its first boot.
+	Report *progress.Hooks
 }
 
 // PrepareLiveIgnition turns the bootstrap-in-place Ignition from openshift-install into the
@@ -44,6 +49,9 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 			warnings = append(warnings, Warning{Path: DiskSetting,
 				Message: "ignored: the config is not bootstrap-in-place, so no install-to-disk is added"})
 		}
+		if opts.Report != nil {
+			warnings = append(warnings, Warning{Message: "no progress reports: the config is not bootstrap-in-place, it has no units to report from"})
+		}
 		return raw, warnings, nil
 	}
 	diskWarnings, err := opts.Installation.Validate()
@@ -55,16 +63,27 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		}
 		return nil, warnings, err
 	}
-	if err := ig.SetInstallToDisk(opts.Installation); err != nil {
+	if err := ig.setInstallToDisk(opts.Installation, opts.Report != nil); err != nil {
 		return nil, warnings, err
 	}
 	out, err := ig.Marshal()
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("writing the live Ignition config"), err)
 	}
+	customizations := opts.Customizations
+	if opts.Report != nil {
+		if out, err = addReportHooks(out, *opts.Report); err != nil {
+			return nil, warnings, err
+		}
+		hooks, err := reportCustomization(*opts.Report)
+		if err != nil {
+			return nil, warnings, err
+		}
+		customizations = append(slices.Clone(customizations), hooks)
+	}
 	var customizationWarnings []Warning
-	if len(opts.Customizations) > 0 {
-		if out, customizationWarnings, err = addCustomizationManifest(out, ig.Version, opts.Customizations); err != nil {
+	if len(customizations) > 0 {
+		if out, customizationWarnings, err = addCustomizationManifest(out, ig.Version, customizations); err != nil {
 			return nil, warnings, err
 		}
 	}

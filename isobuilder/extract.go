@@ -13,17 +13,24 @@ import (
 // error wraps fs.ErrExist), before anything is written. Files are the owner's only
 // (SecretPerm): keyfiles hold passwords. It returns the paths written, in the files' order.
 func ExtractFiles(files initrd.Files, dir string) ([]string, error) {
+	return WriteFiles(files, dir, false)
+}
+
+// WriteFiles writes files under dir as ExtractFiles does; with force an existing
+// destination is replaced. inputs are files the work read: none of them is overwritten.
+func WriteFiles(files initrd.Files, dir string, force bool, inputs ...string) ([]string, error) {
 	paths := files.Paths()
 	for _, p := range paths {
 		if err := initrd.CheckExtractPath(p); err != nil {
 			return nil, err
 		}
 	}
-	stage, err := NewStageIn(dir, false)
+	stage, err := NewStageIn(dir, force)
 	if err != nil {
 		return nil, err
 	}
 	defer stage.Abort()
+	stage.Keep(inputs...)
 	dests := make([]string, len(paths))
 	for i, p := range paths {
 		dests[i] = filepath.Join(dir, filepath.FromSlash(p))

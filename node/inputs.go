@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/nmstate"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
@@ -31,9 +34,20 @@ type Inputs struct {
 	NetworkKeyfiles []string
 	// Customizations replace sno.yaml's list when not nil.
 	Customizations []string
+	// NetworkNMState are NMState documents, converted to keyfiles; they replace sno.yaml's
+	// network.nmstate list when not nil.
+	NetworkNMState []string
+	// AgentConfigPath is an agent-config.yaml whose host (AgentHost, or its only one) gives
+	// the network and, when nothing else does, the installation disk.
+	AgentConfigPath string
+	AgentHost       string
 	// CheckConfig, when set, vets sno.yaml once parsed: an error refuses the node (the nodes
 	// directory's rule that a node's files stay inside its directory, nodedir.CheckConfined).
 	CheckConfig func(*coreos.Config) error
+	// ReportURL, when set, makes the node report its install's phases there (see package
+	// progress); ReportCA is the PEM certificate that verifies an https one's server.
+	ReportURL string
+	ReportCA  []byte
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
@@ -52,11 +66,19 @@ type Sources struct {
 	CopyNetworkSet   bool
 	AllowAnyIgnition bool
 	LiveKargs        coreos.LiveKargs
-	// Keyfiles are payload members at initrd.NetworkDir/<name>.
-	Keyfiles       initrd.Files
+	// Keyfiles are payload members at initrd.NetworkDir/<name>: the keyfiles given, and
+	// those of the NMState documents.
+	Keyfiles initrd.Files
+	// AgentWarnings are about agent-config.yaml settings that are not applied.
+	AgentWarnings []Warning
+	// Network are the NMState documents the keyfiles were made from.
+	Network        []*nmstate.Document
 	Customizations []*coreos.Customization
 	// CustomizationWarnings are the customizations' warnings, for the user.
 	CustomizationWarnings []string
+	// ReportURL and ReportCA are the Inputs'.
+	ReportURL string
+	ReportCA  []byte
 }
 
 // Load reads every input of the node. files lists what it read or looked for, also on
@@ -82,12 +104,25 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 			}
 		}
 	}
-	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition}
+	if in.ReportURL != "" {
+		if err := progress.CheckURL(in.ReportURL); err != nil {
+			return nil, files, err
+		}
+	}
+	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition,
+		ReportURL: in.ReportURL, ReportCA: in.ReportCA}
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}
 	if src.Installation, src.DiskSource, err = in.installation(cfg); err != nil {
 		return nil, files, err
+	}
+	var agent *nmstate.AgentHost
+	if in.AgentConfigPath != "" {
+		files = append(files, in.AgentConfigPath)
+		if agent, err = in.agentHost(src); err != nil {
+			return nil, files, err
+		}
 	}
 	src.CopyNetworkSet = cfg.CopyNetworkSet || in.Overrides.CopyNetwork != nil
 	var keyfilePaths []string
@@ -96,8 +131,19 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 	if in.Customizations != nil {
 		customizationPaths = in.Customizations
 	}
-	files = append(append(files, keyfilePaths...), customizationPaths...)
-	if src.Keyfiles, err = ReadKeyfiles(keyfilePaths); err != nil {
+	nmstatePaths := cfg.NetworkNMState
+	if in.NetworkNMState != nil {
+		nmstatePaths = in.NetworkNMState
+	}
+	files = append(append(append(files, keyfilePaths...), nmstatePaths...), customizationPaths...)
+	var inline []*nmstate.Document
+	if cfg.NetworkConfig != nil {
+		inline = append(inline, cfg.NetworkConfig)
+	}
+	if agent != nil && agent.Network != nil {
+		inline = append(inline, agent.Network)
+	}
+	if src.Keyfiles, src.Network, err = NetworkKeyfiles(keyfilePaths, nmstatePaths, cfg.NICs, inline...); err != nil {
 		return nil, files, err
 	}
 	if src.Customizations, src.CustomizationWarnings, err = loadCustomizations(customizationPaths); err != nil {
@@ -180,20 +226,124 @@ func loadCustomizations(paths []string) ([]*coreos.Customization, []string, erro
 // keyfile (a [connection] section), and two inputs may not share a basename.
 func ReadKeyfiles(paths []string) (initrd.Files, error) {
 	files := initrd.Files{}
-	from := map[string]string{}
 	for _, p := range paths {
-		name := filepath.Base(p)
-		if first, dup := from[name]; dup {
-			return nil, fmt.Errorf("multiple input keyfiles named %q (%s and %s): the live system keeps them in one directory, rename one", name, first, p)
-		}
-		from[name] = p
 		data, err := readKeyfile(p)
 		if err != nil {
 			return nil, err
 		}
-		files[initrd.NetworkDir+"/"+name] = data
+		if err := addKeyfile(files, filepath.Base(p), p, data); err != nil {
+			return nil, err
+		}
 	}
 	return files, nil
+}
+
+// addKeyfile adds a keyfile named name, read or made from source, to files; two keyfiles
+// may not share a name.
+func addKeyfile(files initrd.Files, name, source string, data []byte) error {
+	member := initrd.NetworkDir + "/" + name
+	if _, dup := files[member]; dup {
+		return fmt.Errorf("multiple input keyfiles named %q (the second from %s): the live system keeps them in one directory; "+
+			"rename one, or describe each interface in one place only", name, source)
+	}
+	files[member] = data
+	return nil
+}
+
+// NetworkKeyfiles reads the keyfiles and the NMState documents at the paths, and gives the
+// payload members of them all and of the parsed documents more, with the documents. The
+// interfaces nics name match their NICs by MAC.
+func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, more ...*nmstate.Document) (initrd.Files,
+	[]*nmstate.Document, error) {
+	files, err := ReadKeyfiles(keyfilePaths)
+	if err != nil {
+		return nil, nil, err
+	}
+	docs, err := ReadNMState(nmstatePaths, nics)
+	if err != nil {
+		return nil, nil, err
+	}
+	docs = append(docs, more...)
+	for _, doc := range docs {
+		for _, kf := range doc.Keyfiles() {
+			if err := addKeyfile(files, kf.Name, doc.File, kf.Data); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return files, docs, nil
+}
+
+// ReadNMState reads and checks NMState documents, binding the interfaces nics names to
+// their MACs.
+func ReadNMState(paths []string, nics []nmstate.NIC) ([]*nmstate.Document, error) {
+	var docs []*nmstate.Document
+	for _, p := range paths {
+		data, err := ReadNMStateFile(p)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := nmstate.Parse(p, data)
+		if err != nil {
+			return nil, err
+		}
+		if err := doc.BindMACs(nics); err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+	return docs, nil
+}
+
+// ReadNMStateFile reads an NMState document or agent-config.yaml; one over
+// nmstate.MaxDocumentSize is an *nmstate.Error, as any other fault of such a file is.
+func ReadNMStateFile(path string) ([]byte, error) {
+	data, err := input.ReadFile(path, nmstate.MaxDocumentSize, "an NMState document or agent-config.yaml")
+	var tooLarge *input.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &nmstate.Error{File: path, Msg: fmt.Sprintf("larger than the %d MiB an NMState document or agent-config.yaml may be",
+			nmstate.MaxDocumentSize>>20)}
+	}
+	return data, err
+}
+
+// agentHost reads the agent-config's host; its rootDeviceHints.deviceName is the
+// installation disk when nothing else set one.
+func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
+	data, err := ReadNMStateFile(in.AgentConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	host, err := nmstate.ParseAgentConfig(in.AgentConfigPath, data, in.AgentHost)
+	if err != nil {
+		return nil, err
+	}
+	warn := func(format string, args ...any) {
+		src.AgentWarnings = append(src.AgentWarnings, Warning{Kind: AgentConfigWarning, Source: in.AgentConfigPath,
+			Text: fmt.Sprintf("host %s: ", host.Hostname) + fmt.Sprintf(format, args...)})
+	}
+	if host.Hostname != "" {
+		warn("the hostname is not applied by sno-iso: the node takes its name from DHCP or reverse DNS; " +
+			"to fix it, give a customization that writes /etc/hostname")
+	}
+	if src.Installation.Disk != "" {
+		if host.DeviceName != "" && host.DeviceName != src.Installation.Disk || len(host.OtherHints) > 0 {
+			warn("rootDeviceHints are not used: the installation disk is %s", src.Installation.Disk)
+		}
+		return host, nil
+	}
+	if len(host.OtherHints) > 0 {
+		return nil, fmt.Errorf("%s: host %s: rootDeviceHints %s are not supported (sno-iso installs to one named device); "+
+			"give rootDeviceHints.deviceName alone, or the installation disk in sno.yaml or on the command line",
+			in.AgentConfigPath, host.Hostname, strings.Join(host.OtherHints, ", "))
+	}
+	if host.DeviceName != "" {
+		if _, err := coreos.ValidateDisk(host.DeviceName); err != nil {
+			return nil, fmt.Errorf("%s: host %s: rootDeviceHints.deviceName: %w", in.AgentConfigPath, host.Hostname, err)
+		}
+		src.Installation.Disk, src.DiskSource = host.DeviceName, in.AgentConfigPath
+	}
+	return host, nil
 }
 
 func readKeyfile(path string) ([]byte, error) {

@@ -1,12 +1,15 @@
 package node
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/embed"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/nmstate"
 )
 
 // Report describes a live ISO: what `sno-iso inspect` prints. Its JSON form is a stable
@@ -21,7 +24,16 @@ type Report struct {
 	Kargs        *KargsReport        `json:"kargs,omitempty"`
 	Features     *embed.Features     `json:"features,omitempty"`
 	Installation *InstallationReport `json:"installation,omitempty"`
+	Network      *NetworkReport      `json:"network,omitempty"`
 	MinimalISO   MinimalISOReport    `json:"minimalISO"`
+}
+
+// NetworkReport is the static network the live system starts with: its keyfiles' profiles.
+type NetworkReport struct {
+	Profiles []nmstate.Profile `json:"profiles"`
+	// CopiedToInstalledSystem says whether install-to-disk passes --copy-network, so the
+	// installed node keeps these profiles.
+	CopiedToInstalledSystem bool `json:"copiedToInstalledSystem"`
 }
 
 // IgnitionAreaReport is the Ignition area and what it holds.
@@ -123,6 +135,15 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 			for _, mc := range info.MachineConfigs {
 				r.Installation.MachineConfigs = append(r.Installation.MachineConfigs, mc.Name)
 			}
+		}
+	}
+	for _, p := range files.Paths() {
+		if initrd.IsNetworkFile(p) {
+			if r.Network == nil {
+				r.Network = &NetworkReport{CopiedToInstalledSystem: r.Installation != nil && slices.Contains(r.Installation.InstallerArgs,
+					"--copy-network")}
+			}
+			r.Network.Profiles = append(r.Network.Profiles, nmstate.Summarize(strings.TrimPrefix(p, initrd.NetworkDir+"/"), files[p]))
 		}
 	}
 	if l := area.Legacy; l != nil {

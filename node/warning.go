@@ -23,6 +23,9 @@ const (
 	// DiskWarning is about the installation disk setting (an unstable kernel name such as
 	// /dev/sda); Source is the file that set the disk, "" when Inputs.Overrides did.
 	DiskWarning
+	// AgentConfigWarning is about a setting of agent-config.yaml that sno-iso does not
+	// apply (the hostname, root device hints another setting overrides); Source is the file.
+	AgentConfigWarning
 )
 
 // Warning is something worth telling the user once the media is known to be writable.

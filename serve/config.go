@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/origin"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // Config says what a Server serves.
@@ -55,6 +56,18 @@ type Config struct {
 	// RotationGrace is how long the tokens of a replaced secret keep working when the new
 	// file does not carry the old key itself (as capability.RotateSecretFile writes it).
 	RotationGrace time.Duration
+	// ReportStore keeps the nodes' progress reports; nil means a progress.FileStore in the
+	// nodes directory's progress.DirName. An open server takes no reports.
+	ReportStore progress.Store
+	// ReportBaseURL is the http(s) URL at which nodes reach this server to report: their media
+	// carry their report URL under it. Empty: the media carry none (a node built with
+	// --report-url still reports).
+	ReportBaseURL string
+	// ReportCA is the PEM certificate the nodes verify an https ReportBaseURL with.
+	ReportCA []byte
+	// OnReport, when set, is told of each report recorded, with the server's log: the eject
+	// of a node's virtual media once it reported progress.InstallDone, for one.
+	OnReport func(node string, rec progress.Record, logf func(format string, args ...any))
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each

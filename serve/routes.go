@@ -11,6 +11,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<token>/<node>.iso,
@@ -24,7 +25,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	var err error
-	aborted := false
+	report := s.reports != nil && progress.IsReportPath(r.URL.Path)
+	aborted := report // a report is no fetch for the index
 	s.metrics.inFlight.Inc()
 	defer func() {
 		s.metrics.inFlight.Dec()
@@ -34,6 +36,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 		}
 	}()
+	if report {
+		s.serveReport(lw, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		lw.Header().Set("Allow", "GET, HEAD")
 		http.Error(lw, r.Method+" is not allowed: this server only answers GET and HEAD", http.StatusMethodNotAllowed)

@@ -45,6 +45,7 @@ type Server struct {
 	originRetry time.Time
 	secret      *capability.Source // nil for an open server
 	fetches     fetchLog
+	reports     *reports // nil for an open server
 }
 
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
@@ -52,9 +53,10 @@ var ErrNodesNotDir = errors.New("the nodes directory is not a directory")
 
 // New parses the ISO and checks the nodes directory.
 func New(cfg Config) (*Server, error) {
-	return newServer(cfg, prepareDir)
+	return newServer(cfg, nil)
 }
 
+// newServer makes a Server that prepares nodes with prepare, or prepareReporting when nil.
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
@@ -112,10 +114,17 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		ctx: ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
-	}, nil
+	}
+	if secret != nil {
+		s.newReports()
+	}
+	if prepare == nil {
+		s.prepare = s.prepareReporting
+	}
+	return s, nil
 }
 
 // Close stops minimal and grown ISO builds, releases the ISO and removes the minimal and

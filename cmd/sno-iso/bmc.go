@@ -17,6 +17,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/nodedir"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/redfish"
 	"github.com/urfave/cli/v2"
 )
@@ -57,6 +58,8 @@ func bmcCommand() *cli.Command {
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
 					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
 					&cli.BoolFlag{Name: "wait", Usage: "wait until the server reports power on"},
+					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and clear the boot override"},
+					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after `DURATION`"},
 				),
 				Action: bmcBoot,
 			},
@@ -199,21 +202,9 @@ func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, er
 
 // bmcClient connects to the target with the TLS, trace and pacing the flags ask for.
 func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if t.insecure {
-		// The user asked for it: BMCs ship self-signed certificates.
-		tlsConfig.InsecureSkipVerify = true
-	}
-	if t.caFile != "" {
-		pemData, err := input.ReadFile(t.caFile, maxCAFile, "a PEM CA certificate")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.caFileFrom, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemData) {
-			return nil, fmt.Errorf("%s: %s holds no PEM certificate", t.caFileFrom, t.caFile)
-		}
-		tlsConfig.RootCAs = pool
+	tlsConfig, err := bmcTLS(t.insecure, t.caFile, t.caFileFrom)
+	if err != nil {
+		return nil, err
 	}
 	delay := c.Duration("retry-delay")
 	if delay <= 0 {
@@ -242,6 +233,28 @@ func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
 		opts.Trace = stderr
 	}
 	return redfish.New(t.addr, opts), nil
+}
+
+// bmcTLS is the TLS configuration that checks a BMC's certificate against caFile (named
+// caFileFrom in messages), or the system's roots, or not at all when insecure.
+func bmcTLS(insecure bool, caFile, caFileFrom string) (*tls.Config, error) {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if insecure {
+		// The user asked for it: BMCs ship self-signed certificates.
+		tlsConfig.InsecureSkipVerify = true
+	}
+	if caFile != "" {
+		pemData, err := input.ReadFile(caFile, maxCAFile, "a PEM CA certificate")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", caFileFrom, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return nil, fmt.Errorf("%s: %s holds no PEM certificate", caFileFrom, caFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	return tlsConfig, nil
 }
 
 // runBMC connects, runs do within --timeout, logs out, prints the result as JSON when asked,
@@ -347,7 +360,10 @@ func bmcBoot(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+	if c.Bool("eject-after-install") && c.String("node") == "" {
+		return usagef("--eject-after-install needs --node: the node's reports say when its disk is written")
+	}
+	err = runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
 		image, err := bootImageURL(c, t)
 		if err != nil {
 			return nil, err
@@ -366,6 +382,19 @@ func bmcBoot(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "Booting %s from %s: its BMC fetches the ISO from there now\n", res.System, image)
 		}
 		return res, nil
+	})
+	if err != nil || !c.Bool("eject-after-install") {
+		return err
+	}
+	if err := followNode(c, c.String("node"), reports.InstallDone, c.Duration("install-timeout"), 2*time.Second); err != nil {
+		return err
+	}
+	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+		res, err := client.EjectAfterInstall(ctx, t.system)
+		if err == nil {
+			fmt.Fprintf(c.App.ErrWriter, "Node %s installed: %s\n", t.node, describeEject(res))
+		}
+		return res, err
 	})
 }
 

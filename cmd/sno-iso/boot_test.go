@@ -26,6 +26,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/bipgen"
 	"github.com/sno-iso/sno-iso/internal/testenv"
+	"github.com/sno-iso/sno-iso/nmstate"
 )
 
 // Every way the media can be booted: firmware × CD or USB stick (the hybrid MBR/GPT).
@@ -76,6 +77,49 @@ var bootCases = []bootCase{
 	{"grown-embed-area", grownBootImage, allBootModes, bootWant{kargs: lookalikeKargs, ignition: grownBootConfig}},
 	// The main job: a bootstrap-in-place config through `sno-iso build` with an sno.yaml.
 	{"sno-iso-build-bootstrap-in-place", bipBuildImage, allBootModes, bootWant{kargs: lookalikeKargs, ignition: bipBootPrepared}},
+	// Static network from an NMState document: its keyfiles in the initramfs, and
+	// install-to-disk copying them to the installed system.
+	{"sno-iso-build-nmstate", nmstateBuildImage, []string{"bios-cd"},
+		bootWant{kargs: lookalikeKargs, ignition: bipBootPreparedCopyNetwork, network: nmstateBootKeyfiles}},
+}
+
+// nmstateBootDoc is a bond of two NICs with a static address, a route and DNS.
+const nmstateBootDoc = `interfaces:
+  - name: bond0
+    type: bond
+    link-aggregation: {mode: active-backup, options: {miimon: 100}, port: [eno1, eno2]}
+    ipv4:
+      enabled: true
+      address: [{ip: 192.0.2.10, prefix-length: 24}]
+dns-resolver: {config: {server: [192.0.2.1]}}
+routes: {config: [{destination: 0.0.0.0/0, next-hop-address: 192.0.2.1, next-hop-interface: bond0}]}
+`
+
+// nmstateBootKeyfiles are the library's keyfiles for nmstateBootDoc, which the boot must find
+// byte for byte; bipBootPreparedCopyNetwork is the live config with --copy-network.
+var nmstateBootKeyfiles, bipBootPreparedCopyNetwork = prepareNMStateForBoot()
+
+func prepareNMStateForBoot() (map[string][]byte, []byte) {
+	doc, err := nmstate.Parse("nmstate.yaml", []byte(nmstateBootDoc))
+	if err != nil {
+		panic(err)
+	}
+	files := map[string][]byte{}
+	for _, kf := range doc.Keyfiles() {
+		files[kf.Name] = kf.Data
+	}
+	prepared, _, err := coreos.PrepareLiveIgnition(bipBootInput, coreos.LiveIgnitionOptions{
+		Installation: coreos.Installation{Disk: bipBootDisk, CopyNetwork: true},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return files, prepared
+}
+
+func nmstateBuildImage(t *testing.T, pristine, dir string) string {
+	doc := writeFile(t, filepath.Join(dir, "nmstate.yaml"), nmstateBootDoc)
+	return bipBuild(t, pristine, dir, "--installation-disk", bipBootDisk, "--network-nmstate", doc)
 }
 
 // bipBootDisk is where the booted node would install itself.
@@ -101,13 +145,18 @@ func prepareBIPForBoot() (input, prepared []byte) {
 }
 
 func bipBuildImage(t *testing.T, pristine, dir string) string {
+	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+bipBootDisk+"\n")
+	return bipBuild(t, pristine, dir, "--config", cfg)
+}
+
+// bipBuild runs `sno-iso build` on bipBootInput with more options.
+func bipBuild(t *testing.T, pristine, dir string, options ...string) string {
 	ign := filepath.Join(dir, "bootstrap-in-place-for-live-iso.ign")
 	if err := os.WriteFile(ign, bipBootInput, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+bipBootDisk+"\n")
 	out := filepath.Join(dir, "sno.iso")
-	mustSno(t, nil, "build", "--iso", pristine, "--ignition", ign, "--config", cfg, "-o", out)
+	mustSno(t, nil, append([]string{"build", "--iso", pristine, "--ignition", ign, "-o", out}, options...)...)
 	return out
 }
 

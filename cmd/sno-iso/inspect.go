@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/nmstate"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
@@ -89,6 +90,7 @@ func printInspection(w io.Writer, r *node.Report) {
 			}
 		}
 	}
+	printNetwork(w, r.Network)
 	if k := r.Kargs; k != nil {
 		offs := make([]string, len(k.Areas))
 		for i, ar := range k.Areas {
@@ -121,5 +123,50 @@ func printInspection(w io.Writer, r *node.Report) {
 		fmt.Fprintf(w, "Minimal ISO:   can be rebuilt (no coreos/miniso.dat)\n")
 	default:
 		fmt.Fprintf(w, "Minimal ISO:   cannot be extracted: %s\n", r.MinimalISO.Reason)
+	}
+}
+
+// printNetwork prints one line per profile: what it binds to, and each family's method,
+// addresses, gateways and DNS servers.
+func printNetwork(w io.Writer, n *node.NetworkReport) {
+	if n == nil {
+		return
+	}
+	copied := "the live system only: not copied to the installed system"
+	if n.CopiedToInstalledSystem {
+		copied = "copied to the installed system"
+	}
+	fmt.Fprintf(w, "Network:       %d profile(s), %s\n", len(n.Profiles), copied)
+	for _, p := range n.Profiles {
+		line := []string{p.ID, p.Type}
+		switch {
+		case p.Interface != "":
+			line = append(line, "on "+p.Interface)
+		case p.MAC != "":
+			line = append(line, "on the NIC with MAC "+p.MAC)
+		}
+		if p.Controller != "" {
+			line = append(line, "port of "+p.Controller)
+		}
+		for _, f := range []struct {
+			name string
+			fam  *nmstate.Family
+		}{{"ipv4", p.IPv4}, {"ipv6", p.IPv6}} {
+			if f.fam == nil || f.fam.Method == "" {
+				continue
+			}
+			part := f.name + " " + f.fam.Method
+			if len(f.fam.Addresses) > 0 {
+				part += " " + strings.Join(f.fam.Addresses, " ")
+			}
+			if len(f.fam.Gateways) > 0 {
+				part += " gateway " + strings.Join(f.fam.Gateways, " ")
+			}
+			if len(f.fam.DNS) > 0 {
+				part += " dns " + strings.Join(f.fam.DNS, " ")
+			}
+			line = append(line, part)
+		}
+		fmt.Fprintf(w, "               %s (%s)\n", strings.Join(line, ", "), p.File)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sno-iso/sno-iso/nmstate"
 	"io"
 	"os"
 	"os/signal"
@@ -62,6 +63,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			downloadCommand(),
 			bmcCommand(),
+			waitCommand(),
 			devCommand(),
 		},
 	}
@@ -205,7 +207,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
-	if errors.As(err, &usage) {
+	var network *nmstate.Error
+	if errors.As(err, &usage) || errors.As(err, &network) {
 		return 2
 	}
 	return 1

@@ -20,12 +20,15 @@ func networkCommand() *cli.Command {
 					"the embedded Ignition config is kept",
 				ArgsUsage: "ISO",
 				Flags: []cli.Flag{
-					&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile `FILE` (repeatable)", Required: true},
+					&cli.StringSliceFlag{Name: "keyfile", Aliases: []string{"k"}, Usage: "NetworkManager keyfile `FILE` (repeatable)"},
+					&cli.StringSliceFlag{Name: "network-nmstate", Aliases: []string{"nmstate"},
+						Usage: "NMState `FILE`, converted to keyfiles (repeatable)"},
 					outputFlag(),
 					forceFlag("replace embedded network settings and an existing output file"),
 				},
 				Action: networkEmbed,
 			},
+			networkGCCommand(),
 			{
 				Name:      "extract",
 				Usage:     "print the embedded keyfiles, or write them to a directory",
@@ -58,7 +61,10 @@ func networkEmbed(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	keyfiles, err := node.ReadKeyfiles(c.StringSlice("keyfile"))
+	if len(c.StringSlice("keyfile"))+len(c.StringSlice("network-nmstate")) == 0 {
+		return usagef("give the network settings to embed: --keyfile FILE or --network-nmstate FILE")
+	}
+	keyfiles, _, err := node.NetworkKeyfiles(c.StringSlice("keyfile"), c.StringSlice("network-nmstate"), nil)
 	if err != nil {
 		return err
 	}

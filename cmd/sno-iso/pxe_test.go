@@ -352,15 +352,7 @@ func TestPXEBuildLiveKargsAndKeyfiles(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "boot.ipxe")); !slices.Contains(strings.Split(string(b), "\n"), want) {
 		t.Errorf("boot.ipxe lacks %q:\n%s", want, b)
 	}
-	f, err := os.Open(filepath.Join(dir, "initrd.img"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files, err := initrd.Read(f, initrd.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := readPXEInitrd(t, dir)
 	if got := files[initrd.NetworkDir+"/eno1.nmconnection"]; !bytes.Equal(got, bootKeyfile) {
 		t.Errorf("the keyfile in initrd.img is %q, want %q", got, bootKeyfile)
 	}
@@ -530,4 +522,19 @@ func TestPXEBuildErrors(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "grub.cfg")); string(b) != "mine\n" {
 		t.Errorf("a refused build changed grub.cfg to %q", b)
 	}
+}
+
+// readPXEInitrd reads the members of a pxe build directory's initrd.img.
+func readPXEInitrd(t *testing.T, dir string) initrd.Files {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "initrd.img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	files, err := initrd.Read(f, initrd.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/nodedir"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
@@ -125,8 +126,20 @@ func serveNodes(c *cli.Context) error {
 		return err
 	}
 	defer ln.Close()
+	// The nodes report to the URL they reach the server at: --base-url, else the address it
+	// listens on unless that is this machine's loopback, which no node reaches.
+	reportBase := baseURL
 	if baseURL == "" {
 		baseURL = listenURL(ln.Addr(), tlsConfig != nil)
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+			reportBase = baseURL
+		}
+	}
+	var reportCA []byte
+	if tlsConfig != nil && reportBase != "" {
+		if reportCA, err = readReportCA(c.String("tls-cert")); err != nil {
+			return fmt.Errorf("--tls-cert: %w", err)
+		}
 	}
 	srv, err := serve.New(serve.Config{
 		ISO:            c.String("iso"),
@@ -142,6 +155,10 @@ func serveNodes(c *cli.Context) error {
 		Open:           c.Bool("open"),
 		SecretFile:     c.String("secret-file"),
 		RotationGrace:  c.Duration("rotation-grace"),
+		ReportBaseURL:  reportBase,
+		ReportStore:    reportStore(c),
+		ReportCA:       reportCA,
+		OnReport:       ejectOnInstallDone(c),
 	})
 	if err != nil {
 		return secretAdvice(err)
@@ -195,4 +212,14 @@ func listenURL(addr net.Addr, tls bool) string {
 		return ""
 	}
 	return schemeOf(tls) + tcp.String()
+}
+
+// reportStore keeps the nodes' reports in the nodes directory, unless the secret is given
+// (a fleet replica, over a read-only nodes directory): then in memory, the server's log and
+// its sno_iso_node_phase metrics carrying them on.
+func reportStore(c *cli.Context) reports.Store {
+	if c.IsSet("secret-file") {
+		return &reports.MemoryStore{}
+	}
+	return nil
 }

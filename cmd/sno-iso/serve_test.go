@@ -36,7 +36,14 @@ type servedNode struct {
 // says where it serves.
 func startServe(t *testing.T, args ...string) *servedNode {
 	t.Helper()
-	s := &servedNode{cmd: exec.Command(snoISO(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)}
+	return startServeAt(t, "127.0.0.1:0", args...)
+}
+
+// startServeAt is startServe listening on listen; the URL is what serve prints (its
+// --base-url when given).
+func startServeAt(t *testing.T, listen string, args ...string) *servedNode {
+	t.Helper()
+	s := &servedNode{cmd: exec.Command(snoISO(t), append([]string{"serve", "--listen", listen}, args...)...)}
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
