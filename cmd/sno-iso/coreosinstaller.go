@@ -35,7 +35,7 @@ func isDropIn(c *cli.Context) bool { return c.App.Name == dropInName }
 
 // dropInProvides is what the drop-in provides, for help and for the commands it does not.
 const dropInProvides = "iso ignition embed|show|remove, iso kargs modify|reset|show, iso network embed|extract|remove, " +
-	"iso reset, iso extract pxe|minimal-iso, pxe ignition wrap|unwrap, download and dev show iso"
+	"iso reset, iso extract pxe|minimal-iso, iso customize (single node), pxe ignition wrap|unwrap, download and dev show iso"
 
 // newDropInApp is sno-iso's application, with its settings and error handling, under
 // coreos-installer's name and with coreos-installer's commands.
@@ -79,7 +79,7 @@ func dropInCommands() []*cli.Command {
 			}),
 			deprecated("show", "ignition show", &cli.Command{ArgsUsage: "ISO", Action: ignitionShow}),
 			deprecated("remove", "ignition remove", &cli.Command{ArgsUsage: "ISO", Flags: []cli.Flag{dropInOutput()}, Action: ignitionRemove}),
-			notProvided("customize", isoCustomizeInstead...),
+			dropInISOCustomizeCommand(),
 			{Name: "ignition", Usage: "Embed an Ignition config in a CoreOS live ISO image", Subcommands: []*cli.Command{
 				{
 					Name: "embed", Usage: "Embed an Ignition config in an ISO image", ArgsUsage: "ISO",

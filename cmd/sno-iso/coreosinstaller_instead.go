@@ -21,12 +21,6 @@ var (
 		"The stream of an OpenShift release is what `openshift-install coreos print-stream-json`",
 		"prints; `sno-iso download --stream STREAM` fetches its ISO or PXE files.",
 	}
-	isoCustomizeInstead = []string{
-		"Make a customized ISO with sno-iso:",
-		"  sno-iso build --iso ISO --ignition IGN --installation-disk DEV -o OUT",
-		"      (--network-keyfile, --customize, --config sno.yaml for kernel arguments and more)",
-		"or edit an ISO with this drop-in's iso ignition embed, iso network embed or iso kargs modify.",
-	}
 	pxeCustomizeInstead = []string{
 		"Make customized PXE files with sno-iso:",
 		"  sno-iso pxe build --iso ISO --ignition IGN --installation-disk DEV -o DIR",

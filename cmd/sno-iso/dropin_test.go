@@ -304,7 +304,7 @@ func TestDropInExitCodes(t *testing.T) {
 		{[]string{"iso", "ignitoin", "show", iso}, 2, "ignitoin"},
 		{[]string{"dev", "show", "iso", "--ignition", "--kargs", iso}, 2, "cannot be used together"},
 		{[]string{"install", "--dest-device", "/dev/sda", "-i", "config.ign"}, 1, "`coreos-installer install` is not provided"},
-		{[]string{"iso", "customize", "--dest-device", "/dev/sda", iso}, 1, "`coreos-installer iso customize` is not provided"},
+		{[]string{"iso", "customize", "--dest-device", "/dev/sda", iso}, 2, "give the bootstrap-in-place config"},
 		{[]string{"pxe", "network", "wrap", "-k", "a.nmconnection"}, 1, "`coreos-installer pxe network` is not provided"},
 	} {
 		r := runBinary(t, ci, "", nil, c.args...)
@@ -612,8 +612,6 @@ func TestDropInNamesWhatToRunInstead(t *testing.T) {
 	}{
 		{[]string{"install", "--dest-device", "/dev/sda", "-i", "config.ign"},
 			[]string{"sno-iso build --iso ISO --ignition IGN --installation-disk DEV", "run coreos-installer itself"}},
-		{[]string{"iso", "customize", "--dest-device", "/dev/sda", "x.iso"},
-			[]string{"sno-iso build --iso ISO --ignition IGN --installation-disk DEV -o OUT", "iso network embed"}},
 		{[]string{"pxe", "customize", "--dest-device", "/dev/sda", "-o", "x.img", "initrd.img"},
 			[]string{"sno-iso pxe build --iso ISO --ignition IGN --installation-disk DEV -o DIR"}},
 		{[]string{"list-stream"}, []string{"openshift-install coreos print-stream-json"}},
