@@ -65,6 +65,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			bmcCommand(),
 			waitCommand(),
 			devCommand(),
+			versionCommand(),
 		},
 	}
 	setUsageErrorHandler(app.Commands)
