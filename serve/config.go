@@ -26,6 +26,13 @@ type Config struct {
 	// MaxConcurrent bounds the responses in progress; more are refused with 503. A request
 	// waiting for its node's preparation or a minimal ISO's build holds no place.
 	MaxConcurrent int
+	// NodeCacheBytes bounds the memory of the prepared nodes kept (as estimated from their
+	// payloads); past it the least recently used are prepared again when asked for. 0 means
+	// DefaultNodeCacheBytes.
+	NodeCacheBytes int64
+	// MaxConnections bounds the connections open at once; one more is closed as soon as it
+	// is accepted. 0 means DefaultMaxConnections.
+	MaxConnections int
 	// PrepareTimeout bounds a node's preparation (reading and checking its files): past it,
 	// the node's requests are answered 503 until the preparation ends. 0 means
 	// DefaultPrepareTimeout.
@@ -73,6 +80,15 @@ type Config struct {
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
 // request holds at most two descriptors (its connection and its view of the ISO).
 const DefaultMaxConcurrent = 128
+
+// DefaultNodeCacheBytes is Config.NodeCacheBytes when 0: some hundreds of nodes with
+// 27 KB configs, well within a 256 MiB container.
+const DefaultNodeCacheBytes = 32 << 20
+
+// DefaultMaxConnections is Config.MaxConnections when 0: well above what the default
+// MaxConcurrent responses and their kept-alive neighbours need, well below what memory
+// and descriptors allow.
+const DefaultMaxConnections = 1024
 
 // DefaultPrepareTimeout is the time limit of a node's preparation when
 // Config.PrepareTimeout is 0: reading a few small files and compressing them takes well under

@@ -88,7 +88,7 @@ func (s *Server) Reports(node string) ([]progress.Record, error) {
 
 // serveReport answers a report URL.
 func (s *Server) serveReport(w http.ResponseWriter, r *http.Request) {
-	release, err := s.takeSlot()
+	release, err := s.takeSlot(nodeClass)
 	if err != nil {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 		return

@@ -22,9 +22,11 @@ type Server struct {
 	cfg     Config
 	prepare prepareFunc
 	log     *log.Logger
-	sem     chan struct{}
-	ctx     context.Context // ends with Close: minimal ISO builds stop
-	cancel  context.CancelFunc
+	// sem bounds the responses of node files, publicSem those anyone may ask for without a
+	// token (/rootfs.img, the index): each class has MaxConcurrent places of its own.
+	sem, publicSem chan struct{}
+	ctx            context.Context // ends with Close: minimal ISO builds stop
+	cancel         context.CancelFunc
 
 	metrics   *metrics
 	adminOnce sync.Once
@@ -58,6 +60,12 @@ func New(cfg Config) (*Server, error) {
 
 // newServer makes a Server that prepares nodes with prepare, or prepareReporting when nil.
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
+	if cfg.NodeCacheBytes <= 0 {
+		cfg.NodeCacheBytes = DefaultNodeCacheBytes
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
@@ -116,8 +124,10 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
+		publicSem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
 	}
+	s.nodes.budget, s.nodes.observe = cfg.NodeCacheBytes, m.nodeCacheUsed
 	if secret != nil {
 		s.newReports()
 	}

@@ -106,15 +106,15 @@ type bmcTarget struct {
 	node string
 	// address is the address as given; the *From fields name where a setting came from,
 	// a flag or a sno.yaml key, for errors to blame the right one.
-	address                                                string
-	addressFrom, insecureFrom, caFileFrom, credentialsFrom string
+	address                                                            string
+	addressFrom, systemFrom, insecureFrom, caFileFrom, credentialsFrom string
 }
 
 func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 	if c.NArg() != 0 {
 		return nil, usagef("%s takes no arguments, got %q", c.Command.HelpName, c.Args().Slice())
 	}
-	t := &bmcTarget{system: c.String("system"), insecure: c.Bool("insecure"), insecureFrom: "--insecure",
+	t := &bmcTarget{system: c.String("system"), systemFrom: "--system", insecure: c.Bool("insecure"), insecureFrom: "--insecure",
 		caFile: c.String("ca-file"), caFileFrom: "--ca-file", addressFrom: "--bmc"}
 	address := c.String("bmc")
 	credentialsFile := c.String("credentials-file")
@@ -134,8 +134,8 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		key := func(name string) string { return "bmc." + name + " in " + b.Config }
 		address, t.addressFrom = b.Address, key("address")
 		nodeCredentials, nodeCredentialsFrom = b.CredentialsFile, key("credentialsFile")
-		if t.system == "" {
-			t.system = b.SystemID
+		if t.system == "" && b.SystemID != "" {
+			t.system, t.systemFrom = b.SystemID, key("systemID")
 		}
 		if !t.insecure && b.Insecure {
 			t.insecure, t.insecureFrom = true, key("insecure")
@@ -319,6 +319,8 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 			err, t.creds.Username, t.credentialsFrom)
 	case errors.Is(err, redfish.ErrPlainHTTP):
 		return fmt.Errorf("%w; this BMC speaks plain HTTP: write %s in %s", err, plainHTTPAddress(t.address), t.addressFrom)
+	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem && t.systemFrom != "--system":
+		return fmt.Errorf("%w; correct %s, or choose one with --system ID", err, t.systemFrom)
 	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):
 		return fmt.Errorf("%w; choose one with --system ID", err)
 	case errors.As(err, &notFound):

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sno-iso/sno-iso/nmstate"
+	"github.com/sno-iso/sno-iso/node"
 	"io"
 	"os"
 	"os/signal"
@@ -209,7 +210,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
 	var network *nmstate.Error
-	if errors.As(err, &usage) || errors.As(err, &network) {
+	var duplicate *node.DuplicateKeyfileError
+	if errors.As(err, &usage) || errors.As(err, &network) || errors.As(err, &duplicate) {
 		return 2
 	}
 	return 1

@@ -46,6 +46,9 @@ func serveCommand() *cli.Command {
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when " +
 				"--listen names one)"},
+			&cli.StringFlag{Name: "node-cache-size", Value: "32MiB", Usage: "keep prepared nodes in at most `SIZE` of memory (KiB, MiB, GiB); " +
+				"the least recently used are prepared again when asked for"},
+			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed at once"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
 				"with Retry-After (waiting for a node's preparation takes no place)"},
 			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +
@@ -94,6 +97,16 @@ func serveNodes(c *cli.Context) error {
 	}
 	if err := checkNodesDir(c); err != nil {
 		return err
+	}
+	cacheBytes, err := parseByteSize("node-cache-size", c.String("node-cache-size"))
+	if err != nil {
+		return err
+	}
+	if cacheBytes == 0 {
+		return usagef("--node-cache-size must be more than 0: a node's preparation is kept while its request is answered")
+	}
+	if n := c.Int("max-connections"); n < 1 {
+		return usagef("--max-connections must be at least 1, got %d", n)
 	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
@@ -146,6 +159,8 @@ func serveNodes(c *cli.Context) error {
 		NodesDir:       c.String("nodes"),
 		BaseURL:        baseURL,
 		MaxConcurrent:  c.Int("max-concurrent"),
+		MaxConnections: c.Int("max-connections"),
+		NodeCacheBytes: cacheBytes,
 		PrepareTimeout: c.Duration("prepare-timeout"),
 		WriteTimeout:   c.Duration("write-timeout"),
 		GrowEmbedArea:  c.Bool("grow-embed-area"),
