@@ -53,9 +53,6 @@ type Config struct {
 	Output Output
 	// BMC is the node's BMC (`bmc`), nil when the file has none.
 	BMC *BMC
-	// SplitKargs are warnings, each naming the file and line, about kernel arguments that a
-	// YAML flow list split at their comma.
-	SplitKargs []string
 	// resolved are the paths ResolvePath made: every file the config names (Files).
 	resolved []string
 }
@@ -190,7 +187,6 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		}
 	}
 	cfg.CopyNetworkSet = p.copyNetworkSet
-	cfg.SplitKargs = p.splitKargs
 	return cfg, nil
 }
 
@@ -198,7 +194,6 @@ type configParser struct {
 	name           string
 	sectionSeen    bool
 	copyNetworkSet bool
-	splitKargs     []string
 }
 
 func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
@@ -409,10 +404,11 @@ func (p *configParser) kargs(n *yaml.Node, key string) ([]string, error) {
 			return nil, p.errorf(item, "%s[%d] %q: %v", key, i, item.Value, err)
 		}
 		if i > 0 && n.Style&yaml.FlowStyle != 0 && looksSplit(kargs[i-1], item.Value) {
+			// Both halves are valid arguments, so the media would boot with the wrong ones.
 			whole := kargs[i-1] + "," + item.Value
-			p.splitKargs = append(p.splitKargs, fmt.Sprintf("%s:%d:%d: %s[%d] %q looks like the end of %q, which the YAML flow list split at "+
-				"its comma into two kernel arguments; quote it to keep it one: %s: [%q]",
-				p.name, item.Line, item.Column, key, i, item.Value, whole, key[strings.LastIndex(key, ".")+1:], whole))
+			return nil, p.errorf(item, "%s[%d] %q looks like the end of %q, which the YAML flow list split at its comma into two "+
+				"kernel arguments; quote it to keep it one: %s: [%q] (or write one argument per line if you meant two)",
+				key, i, item.Value, whole, key[strings.LastIndex(key, ".")+1:], whole)
 		}
 		kargs = append(kargs, item.Value)
 	}

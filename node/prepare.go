@@ -59,9 +59,6 @@ func Prepare(src *Sources) (*Node, error) {
 		}
 		n.Warnings = append(n.Warnings, Warning{Kind: IgnitionWarning, Text: fmt.Sprintf("%s: %s", src.IgnitionName, w)})
 	}
-	for _, w := range src.Config.SplitKargs {
-		n.Warnings = append(n.Warnings, Warning{Kind: SplitKarg, Text: w})
-	}
 	for _, w := range src.CustomizationWarnings {
 		n.Warnings = append(n.Warnings, Warning{Kind: CustomizationWarning, Text: w})
 	}

@@ -409,7 +409,7 @@ func bootMode(s string) (string, error) {
 	case "legacy", "bios":
 		return redfish.ModeLegacy, nil
 	}
-	return "", usagef("--boot-mode is uefi or legacy, not %q", s)
+	return "", badValue("boot-mode", s, []string{"uefi", "legacy"})
 }
 
 // bootImageURL is --iso-url, or with --node the URL serve gives the node.

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -85,13 +82,15 @@ func build(c *cli.Context) error {
 	if err != nil || out == "-" {
 		return existsAdvice(c, err)
 	}
-	abs, _ := filepath.Abs(out)
+	if out == "" {
+		out = isoPath
+	}
 	if minimal && opts.RootfsURL == "" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s, a minimal ISO without a rootfs URL%s.\n", abs, rootfsNote(""))
+		sayWrote(c, out, ", a minimal ISO without a rootfs URL"+rootfsNote("")+".")
 	} else if disk := n.Installation.Disk; disk != "" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s: boots the live system, runs bootkube, installs to %s and reboots.\n", abs, disk)
+		sayWrote(c, out, ": boots the live system, runs bootkube, installs to "+disk+" and reboots.")
 	} else {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s\n", abs)
+		sayWrote(c, out, "")
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ func writeDocs(c *cli.Context) error {
 			return err
 		}
 	}
+	sayWrote(c, dir, ": the man page and the bash, zsh and fish completions")
 	return nil
 }
 

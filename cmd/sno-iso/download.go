@@ -79,7 +79,7 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	format := c.String("format")
 	if format != download.FormatISO && format != download.FormatPXE {
-		return usagef("--format must be %s or %s, got %q", download.FormatISO, download.FormatPXE, format)
+		return badValue("format", format, []string{download.FormatISO, download.FormatPXE})
 	}
 	if err := checkURLFlags(c); err != nil {
 		return err
@@ -93,7 +93,7 @@ func downloadArtifacts(c *cli.Context) error {
 	if c.IsSet("url") {
 		artifacts, err = urlArtifact(c, d.cache.Fetcher)
 	} else {
-		artifacts, err = streamArtifacts(c, d.cache.Fetcher, format)
+		artifacts, err = streamArtifacts(c, d.cache.Fetcher, c.String("stream"), c.String("arch"), format)
 	}
 	if err != nil {
 		return err
@@ -193,22 +193,23 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 	return d, nil
 }
 
-// streamArtifacts loads --stream ("-" for standard input) and selects format for --arch.
-func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]download.Artifact, error) {
+// streamArtifacts loads the stream of source ("-" for standard input) and selects format for
+// arch.
+func streamArtifacts(c *cli.Context, f *download.Fetcher, source, arch, format string) ([]download.Artifact, error) {
 	var s *stream.Stream
 	var err error
-	if source := c.String("stream"); source == "-" {
+	if source == "-" {
 		if s, err = download.ReadStream(c.App.Reader); err != nil {
 			return nil, fmt.Errorf("stream on standard input: %w", err)
 		}
 	} else if s, err = f.LoadStream(c.Context, source); err != nil {
 		return nil, err
 	}
-	artifacts, err := download.Select(s, c.String("arch"), format)
+	artifacts, err := download.Select(s, arch, format)
 	var missing *download.NotInStreamError
 	if errors.As(err, &missing) {
 		if missing.What == download.MissingArchitecture {
-			return nil, fmt.Errorf("%w; choose one with --arch", err)
+			return nil, archError(missing)
 		}
 		return nil, fmt.Errorf("%w; sno-iso needs the metal iso or pxe artifacts: is this a CoreOS stream for bare metal?", err)
 	}

@@ -34,7 +34,7 @@ func withLiveISO(action cli.ActionFunc) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		artifacts, err := streamArtifacts(c, d.cache.Fetcher, download.FormatISO)
+		artifacts, err := streamArtifacts(c, d.cache.Fetcher, c.String("stream"), c.String("arch"), download.FormatISO)
 		if err != nil {
 			return err
 		}

@@ -66,6 +66,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			bmcCommand(),
 			waitCommand(),
 			devCommand(),
+			versionCommand(),
 		},
 	}
 	setUsageErrorHandler(app.Commands)
@@ -90,7 +91,11 @@ func unknownOption(c *cli.Context, name string) error {
 	for _, f := range c.Command.VisibleFlags() {
 		names = append(names, f.Names()...)
 	}
-	if s := suggest.Nearest(name, names); s != "" {
+	s := suggest.Nearest(name, names)
+	if len(name) == 1 {
+		s = nearestForShort(c.App, c.Command, name)
+	}
+	if s != "" {
 		return usagef("unknown option %s; did you mean %s?", optionName(name), optionName(s))
 	}
 	return usagef("unknown option %s; run %s --help to list the options", optionName(name), c.Command.HelpName)

@@ -81,8 +81,16 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string, inp
 	if err != nil {
 		return err
 	}
-	defer done()
-	return existsAdvice(c, o.Write(c.Context, img))
+	err = o.Write(c.Context, img)
+	done()
+	if err != nil {
+		return existsAdvice(c, err)
+	}
+	if out == "" {
+		out = isoPath
+	}
+	sayWrote(c, out, "")
+	return nil
 }
 
 // outputFor maps the command line's output to the library's: out "" is isoPath in place, "-"

@@ -127,7 +127,11 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return existsAdvice(c, isobuilder.Output{File: out, Force: c.Bool("force"), Keep: commandInputs(c)}.Write(c.Context, img))
+	if err := (isobuilder.Output{File: out, Force: c.Bool("force"), Keep: commandInputs(c)}).Write(c.Context, img); err != nil {
+		return existsAdvice(c, err)
+	}
+	sayWrote(c, out, "")
+	return nil
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -188,8 +192,7 @@ func pxeBuild(c *cli.Context) error {
 		return forceAdvice(err)
 	}
 	printWarnings(c.App.ErrWriter, n.Warnings)
-	abs, _ := filepath.Abs(outDir)
-	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(set.Names(), ", "))
+	sayWrote(c, outDir, ": "+strings.Join(set.Names(), ", "))
 	if baseURL != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))
 	} else {
