@@ -49,17 +49,21 @@ func bmcCommand() *cli.Command {
 					"--open boots URL/NODE.iso of a server started with --open. Running it again changes nothing\n" +
 					"when the image is inserted and the server is on.",
 				Flags: append(bmcFlags(),
-					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query string works everywhere)"},
+					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query " +
+						"string works everywhere)"},
 					&cli.StringFlag{Name: "serve-url", Usage: "with --node: the `URL` of `sno-iso serve` (http://HOST:PORT)"},
 					&cli.BoolFlag{Name: "minimal", Usage: "with --node: boot the node's minimal ISO"},
-					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: DIR/" + capability.SecretFileName + ", beside the node)"},
+					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: " +
+						"DIR/" + capability.SecretFileName + ", beside the node)"},
 					&cli.BoolFlag{Name: "open", Usage: "with --node: the plain URL of a server started with --open"},
 					&cli.StringFlag{Name: "slot", Usage: "the virtual media slot `ID` to use (default: the first CD/DVD slot that takes the image)"},
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
 					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
 					&cli.BoolFlag{Name: "wait", Usage: "wait until the server reports power on"},
-					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and clear the boot override"},
-					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after `DURATION`"},
+					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and " +
+						"clear the boot override"},
+					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after " +
+						"`DURATION`"},
 				),
 				Action: bmcBoot,
 			},
@@ -85,11 +89,13 @@ func bmcFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bmc", Usage: "the BMC's Redfish `ADDRESS`"},
 		&cli.StringFlag{Name: "node", Usage: "the node `DIR/NODE` whose sno.yaml has a bmc section"},
 		&cli.StringFlag{Name: "system", Usage: "the System when the BMC manages several: its `ID`, Name, UUID or path"},
-		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " + envBMCUsername + " and " + envBMCPassword + ")"},
+		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " +
+			"" + envBMCUsername + " and " + envBMCPassword + ")"},
 		&cli.BoolFlag{Name: "insecure", Usage: "do not verify the BMC's TLS certificate"},
 		&cli.StringFlag{Name: "ca-file", Usage: "PEM `FILE` with the CA that signed the BMC's certificate"},
 		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up after `DURATION`"},
-		&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "first wait before retrying a busy BMC, and between polls of its state (`DURATION`, doubled per retry)"},
+		&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "first wait before retrying a busy BMC, and between polls of " +
+			"its state (`DURATION`, doubled per retry)"},
 		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on standard output"},
 		&cli.BoolFlag{Name: "verbose", Usage: "trace the HTTP exchanges on standard error, credentials and tokens redacted"},
 	}
@@ -337,7 +343,8 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 	case errors.Is(err, redfish.ErrNotRedfish):
 		return fmt.Errorf("%w; check the address: it should be the BMC's https://HOST", err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: the BMC did not finish within --timeout %s; check that it is reachable, or raise --timeout", err, c.Duration("timeout"))
+		return fmt.Errorf("%w: the BMC did not finish within --timeout %s; check that it is reachable, or raise "+
+			"--timeout", err, c.Duration("timeout"))
 	}
 	return err
 }
@@ -437,7 +444,8 @@ func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 	if c.Bool("open") && c.IsSet("secret-file") {
 		return "", usagef("--open names the plain URL of a server without a secret: leave out --secret-file")
 	}
-	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), nodedir.Access{SecretFile: c.String("secret-file"), Open: c.Bool("open")})
+	access := nodedir.Access{SecretFile: c.String("secret-file"), Open: c.Bool("open")}
+	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), access)
 }
 
 // servedISOURL is the URL at which `sno-iso serve` offers the ISO of the node in nodeDir.
@@ -457,9 +465,12 @@ func servedISOURL(serveURL, nodeDir string, minimal bool, access nodedir.Access)
 func servedSecretAdvice(err error) error {
 	switch {
 	case errors.Is(err, capability.ErrNoSecret):
-		return fmt.Errorf("%w, so the node's capability URL is unknown; start sno-iso serve over the nodes directory once (it creates the secret) or run sno-iso serve rotate-secret --nodes DIR; give --secret-file if serve was started with one, or --open if it was started with --open", err)
+		return fmt.Errorf("%w, so the node's capability URL is unknown; start sno-iso serve over the nodes directory once (it creates the "+
+			"secret) or run sno-iso serve rotate-secret --nodes DIR; give --secret-file if serve was started with one, or --open if it was "+
+			"started with --open", err)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w; the secret is the owner's only: run bmc boot as the user that runs sno-iso serve, or give a readable copy in --secret-file", err)
+		return fmt.Errorf("%w; the secret is the owner's only: run bmc boot as the user that runs sno-iso serve, or give a readable copy in "+
+			"--secret-file", err)
 	}
 	return secretAdvice(err)
 }

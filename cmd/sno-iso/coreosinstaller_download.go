@@ -28,7 +28,8 @@ func dropInDownloadCommand() *cli.Command {
 			&cli.StringFlag{Name: "architecture", Aliases: []string{"a"}, Value: download.MachineArch(), Usage: "Target CPU architecture `name`"},
 			&cli.StringFlag{Name: "platform", Aliases: []string{"p"}, Value: "metal", Usage: "Fedora CoreOS platform `name` (sno-iso: metal only)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "raw.xz", Usage: "Image format `name` (iso, pxe, raw.xz, ...)"},
-			&cli.StringFlag{Name: "image-url", Aliases: []string{"u"}, Usage: "Manually specify the image `URL` (refused: sno-iso needs its sha256)"},
+			&cli.StringFlag{Name: "image-url", Aliases: []string{"u"}, Usage: "Manually specify the image `URL` (refused: sno-iso needs its " +
+				"sha256)"},
 			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Value: ".", Usage: "Destination directory `path`"},
 			&cli.BoolFlag{Name: "decompress", Aliases: []string{"d"}, Usage: "Decompress image and don't save signature"},
 			&cli.BoolFlag{Name: "insecure", Usage: "Allow unsigned image (sno-iso checks the stream's sha256, never signatures)"},
