@@ -42,7 +42,7 @@ func Prepare(src *Sources) (*Node, error) {
 		inst.CopyNetwork = true
 	}
 	live, warnings, err := coreos.PrepareLiveIgnition(src.Ignition, coreos.LiveIgnitionOptions{
-		Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations,
+		Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations, Hostname: src.Hostname,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src.IgnitionName, err)

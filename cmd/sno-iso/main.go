@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/nmstate"
 	"io"
 	"os"
@@ -203,7 +204,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
 	var network *nmstate.Error
-	if errors.As(err, &usage) || errors.As(err, &network) {
+	var hostname *coreos.HostnameError
+	if errors.As(err, &usage) || errors.As(err, &network) || errors.As(err, &hostname) {
 		return 2
 	}
 	return 1
