@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,20 @@ type Secret struct {
 	Key           []byte
 	Previous      []byte
 	PreviousUntil time.Time
+	// Older are the keys of earlier rotations still in their grace period: a rotation
+	// does not cut short the grace an earlier one gave.
+	Older []PreviousKey
 }
+
+// PreviousKey is a replaced key and the time until which its URLs keep working.
+type PreviousKey struct {
+	Key   []byte
+	Until time.Time
+}
+
+// maxOlderKeys bounds Secret.Older: rotations more frequent than that within a grace period
+// drop the oldest key first.
+const maxOlderKeys = 7
 
 // NewSecret returns a secret with a fresh random key.
 func NewSecret() (*Secret, error) {
@@ -71,6 +85,13 @@ func (s *Secret) Rotated(now time.Time, grace time.Duration) (*Secret, error) {
 		return nil, err
 	}
 	next.Previous, next.PreviousUntil = s.Key, now.Add(grace).UTC().Truncate(time.Second)
+	// The keys s still honours keep their own grace, newest first, up to maxOlderKeys.
+	if s.Previous != nil {
+		next.Older = append(next.Older, PreviousKey{s.Previous, s.PreviousUntil})
+	}
+	next.Older = append(next.Older, s.Older...)
+	next.Older = slices.DeleteFunc(next.Older, func(k PreviousKey) bool { return !now.Before(k.Until) })
+	next.Older = next.Older[:min(len(next.Older), maxOlderKeys)]
 	return next, nil
 }
 
@@ -80,13 +101,17 @@ func (s *Secret) Rotated(now time.Time, grace time.Duration) (*Secret, error) {
 //	key <base64url key>
 //	previous <base64url key> <RFC 3339 time until which it is honoured>
 //
-// The previous line is there only during a rotation's grace period.
+// The previous line is there only during a rotation's grace period; more previous lines
+// follow for the older keys still in theirs.
 func (s *Secret) MarshalText() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(secretHeader + "\n")
 	b.WriteString("key " + base64.RawURLEncoding.EncodeToString(s.Key) + "\n")
 	if s.Previous != nil {
 		b.WriteString("previous " + base64.RawURLEncoding.EncodeToString(s.Previous) + " " + s.PreviousUntil.UTC().Format(time.RFC3339) + "\n")
+		for _, k := range s.Older {
+			b.WriteString("previous " + base64.RawURLEncoding.EncodeToString(k.Key) + " " + k.Until.UTC().Format(time.RFC3339) + "\n")
+		}
 	}
 	return b.Bytes(), nil
 }
@@ -114,8 +139,14 @@ func ParseSecret(raw []byte) (*Secret, error) {
 			if s.Previous, err = parseSecretKey(fields[1]); err == nil {
 				s.PreviousUntil, err = parseUntil(fields[2])
 			}
+		case fields[0] == "previous" && len(fields) == 3 && len(s.Older) < maxOlderKeys:
+			var k PreviousKey
+			if k.Key, err = parseSecretKey(fields[1]); err == nil {
+				k.Until, err = parseUntil(fields[2])
+			}
+			s.Older = append(s.Older, k)
 		default:
-			err = errors.New("expected one \"key KEY\" and at most one \"previous KEY UNTIL\"")
+			err = fmt.Errorf("expected one \"key KEY\" and at most %d \"previous KEY UNTIL\"", 1+maxOlderKeys)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrBadSecret, line, err)
@@ -151,17 +182,18 @@ func parseUntil(field string) (time.Time, error) {
 	return t, nil
 }
 
-// maxSecretFileSize bounds a secret file: a few keys in JSON take well under 1 KiB.
-const maxSecretFileSize = 64 << 10
-
 // ReadSecretFile reads the secret at path, a regular file (a named pipe is refused, not
-// waited on). A missing file wraps ErrNoSecret.
+// waited on). A missing file wraps ErrNoSecret; one too large to be a secret file, as any
+// other unusable content, wraps ErrBadSecret.
 func ReadSecretFile(path string) (*Secret, error) {
-	raw, err := input.ReadFile(path, maxSecretFileSize, "a secret file")
-	if errors.Is(err, fs.ErrNotExist) {
+	raw, err := input.ReadFile(path, maxSecretFile, "a secret file")
+	var tooLarge *input.TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, ErrNoSecret)
-	}
-	if err != nil {
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrBadSecret, err)
+	case err != nil:
 		return nil, err
 	}
 	s, err := ParseSecret(raw)

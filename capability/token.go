@@ -30,7 +30,7 @@ func Token(key []byte, node string) string {
 }
 
 // Accepts reports whether token is node's under the key or, until PreviousUntil, under the
-// previous key. It does the same work whatever the node and the token, and compares in
+// previous key, or under an older key until its own Until. It does the same work whatever the node and the token, and compares in
 // constant time: the answer's timing tells nothing about either.
 func (s *Secret) Accepts(node, token string, now time.Time) bool {
 	got := []byte(token)
@@ -40,7 +40,16 @@ func (s *Secret) Accepts(node, token string, now time.Time) bool {
 		previousKey = s.Previous
 	}
 	previous := hmac.Equal(got, []byte(Token(previousKey, node))) && s.Previous != nil && now.Before(s.PreviousUntil)
-	return current || previous
+	// Every slot of older keys is computed, filled or not: the same work whatever s holds.
+	older := false
+	for i := range maxOlderKeys {
+		key, until := s.Key, time.Time{}
+		if i < len(s.Older) {
+			key, until = s.Older[i].Key, s.Older[i].Until
+		}
+		older = hmac.Equal(got, []byte(Token(key, node))) && now.Before(until) || older
+	}
+	return current || previous || older
 }
 
 // SplitPath splits a request path /<token>/<rest> into the token, the node the rest is

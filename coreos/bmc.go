@@ -20,9 +20,13 @@ type BMC struct {
 	// CAFile is the PEM CA that signed the BMC's certificate, resolved with ResolvePath;
 	// "" when not set.
 	CAFile string
+	// EjectAfterInstall (`ejectAfterInstall`) takes the virtual media away and clears the boot
+	// override once the node reports its disk written; nil means: when the BMC's credentials
+	// are known.
+	EjectAfterInstall *bool
 }
 
-var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure", "caFile"}
+var bmcKeys = []string{"address", "credentialsFile", "systemID", "insecure", "caFile", "ejectAfterInstall"}
 
 func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 	b := &BMC{}
@@ -52,6 +56,10 @@ func (p *configParser) bmc(n *yaml.Node, cfg *Config) error {
 			b.SystemID, err = p.str(v, bmcKey+".systemID")
 		case "insecure":
 			b.Insecure, err = p.boolean(v, bmcKey+".insecure")
+		case "ejectAfterInstall":
+			var eject bool
+			eject, err = p.boolean(v, bmcKey+".ejectAfterInstall")
+			b.EjectAfterInstall = &eject
 		}
 		return err
 	}); err != nil {

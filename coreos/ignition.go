@@ -318,6 +318,12 @@ func (v configView) hasFile(path string) bool {
 // config carries the installer's service-record library. The result is validated again in
 // the config's spec version.
 func (ig *Ignition) SetInstallToDisk(inst Installation) error {
+	return ig.setInstallToDisk(inst, false)
+}
+
+// setInstallToDisk is SetInstallToDisk; with report, the script reports the install's start
+// and end through the progress hooks.
+func (ig *Ignition) setInstallToDisk(inst Installation, report bool) error {
 	if _, err := inst.Validate(); err != nil {
 		return err
 	}
@@ -325,7 +331,7 @@ func (ig *Ignition) SetInstallToDisk(inst Installation) error {
 	if err != nil || !v.isBootstrapInPlace() {
 		return ErrNotBootstrapInPlace
 	}
-	script := RenderInstallToDiskScript(inst, v.hasFile(ServiceRecordScriptPath))
+	script := renderInstallToDiskScript(inst, v.hasFile(ServiceRecordScriptPath), report)
 	file, err := json.Marshal(map[string]any{
 		"path":      InstallToDiskScriptPath,
 		"overwrite": true,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // The install-to-disk contract of openshift-install's bootstrap-in-place Ignition. The
@@ -56,6 +58,16 @@ WantedBy=multi-user.target
 // serviceRecords (the config carries ServiceRecordScriptPath) it also records these three
 // stages, as the installer's script does, for `openshift-install gather bootstrap`.
 func RenderInstallToDiskScript(inst Installation, serviceRecords bool) string {
+	return renderInstallToDiskScript(inst, serviceRecords, false)
+}
+
+// renderInstallToDiskScript is RenderInstallToDiskScript, with the progress reports of the
+// install's start and end when report is set.
+func renderInstallToDiskScript(inst Installation, serviceRecords, report bool) string {
+	reportLine := func(string, progress.Phase) string { return "" }
+	if report {
+		reportLine = func(indent string, phase progress.Phase) string { return indent + progress.ScriptCall(phase) + "\n" }
+	}
 	disk := shellQuote(inst.Disk)
 	// The library exits when a stage starts before the previous one ended: every start
 	// below has its success before the next start.
@@ -86,6 +98,7 @@ done
 %[4]s
 if [ ! -f %[2]s ]; then
 `, bootkubeDoneMarker, coreosInstallerDoneMarker, start("", "wait-for-bootkube"), success(""))
+	b.WriteString(reportLine("\t", progress.InstallStarted))
 	b.WriteString(start("\t", "coreos-installer"))
 	if inst.WipeDisk {
 		fmt.Fprintf(&b, "\trelease_and_wipe %s\n", disk)
@@ -94,8 +107,8 @@ if [ ! -f %[2]s ]; then
 	%s
 	touch %s
 %sfi
-
-`, inst.Disk, installerCommand(inst), coreosInstallerDoneMarker, success("\t"))
+%s
+`, inst.Disk, installerCommand(inst), coreosInstallerDoneMarker, success("\t"), reportLine("", progress.InstallDone))
 	minutes := int(inst.EffectiveRebootDelay() / time.Minute)
 	fmt.Fprintf(&b, `%secho "Going to reboot in %d minute(s)"
 shutdown -r +%d "Bootstrap completed, server is going to reboot."

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // MaxIgnitionSize bounds an Ignition config read as input, as initrd bounds one read from an
@@ -26,6 +27,9 @@ type LiveIgnitionOptions struct {
 	// Hostname, when set, is written to /etc/hostname of the live system, so that bootkube's
 	// node registers under it, and of the installed one through the master MachineConfig.
 	Hostname string
+	// Report, when set, adds the progress hooks: the live system reports its phases, and a
+	// MachineConfig makes the installed system report its first boot.
+	Report *progress.Hooks
 }
 
 // PrepareLiveIgnition turns the bootstrap-in-place Ignition from openshift-install into the
@@ -53,6 +57,9 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 			warnings = append(warnings, Warning{Path: DiskSetting,
 				Message: "ignored: the config is not bootstrap-in-place, so no install-to-disk is added"})
 		}
+		if opts.Report != nil {
+			warnings = append(warnings, Warning{Message: "no progress reports: the config is not bootstrap-in-place, it has no units to report from"})
+		}
 		return raw, warnings, nil
 	}
 	diskWarnings, err := opts.Installation.Validate()
@@ -64,7 +71,7 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		}
 		return nil, warnings, err
 	}
-	if err := ig.SetInstallToDisk(opts.Installation); err != nil {
+	if err := ig.setInstallToDisk(opts.Installation, opts.Report != nil); err != nil {
 		return nil, warnings, err
 	}
 	customizations := opts.Customizations
@@ -81,6 +88,16 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	out, err := ig.Marshal()
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("writing the live Ignition config"), err)
+	}
+	if opts.Report != nil {
+		if out, err = addReportHooks(out, *opts.Report); err != nil {
+			return nil, warnings, err
+		}
+		hooks, err := reportCustomization(*opts.Report)
+		if err != nil {
+			return nil, warnings, err
+		}
+		customizations = append(slices.Clone(customizations), hooks)
 	}
 	var customizationWarnings []Warning
 	if len(customizations) > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/nmstate"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // maxKeyfileSize bounds a NetworkManager keyfile; real ones are well under 4 KiB.
@@ -43,6 +44,10 @@ type Inputs struct {
 	// CheckConfig, when set, vets sno.yaml once parsed: an error refuses the node (the nodes
 	// directory's rule that a node's files stay inside its directory, nodedir.CheckConfined).
 	CheckConfig func(*coreos.Config) error
+	// ReportURL, when set, makes the node report its install's phases there (see package
+	// progress); ReportCA is the PEM certificate that verifies an https one's server.
+	ReportURL string
+	ReportCA  []byte
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
@@ -73,6 +78,9 @@ type Sources struct {
 	Customizations []*coreos.Customization
 	// CustomizationWarnings are the customizations' warnings, for the user.
 	CustomizationWarnings []string
+	// ReportURL and ReportCA are the Inputs'.
+	ReportURL string
+	ReportCA  []byte
 }
 
 // Load reads every input of the node. files lists what it read or looked for, also on
@@ -98,7 +106,13 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 			}
 		}
 	}
-	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition, Hostname: cfg.Hostname}
+	if in.ReportURL != "" {
+		if err := progress.CheckURL(in.ReportURL); err != nil {
+			return nil, files, err
+		}
+	}
+	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition,
+		ReportURL: in.ReportURL, ReportCA: in.ReportCA, Hostname: cfg.Hostname}
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // Node is one node's customization, validated and ready to embed.
@@ -41,9 +42,12 @@ func Prepare(src *Sources) (*Node, error) {
 	if len(src.Keyfiles) > 0 && !src.CopyNetworkSet {
 		inst.CopyNetwork = true
 	}
-	live, warnings, err := coreos.PrepareLiveIgnition(src.Ignition, coreos.LiveIgnitionOptions{
-		Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations, Hostname: src.Hostname,
-	})
+	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations,
+		Hostname: src.Hostname}
+	if src.ReportURL != "" {
+		opts.Report = &progress.Hooks{URL: src.ReportURL, CA: src.ReportCA}
+	}
+	live, warnings, err := coreos.PrepareLiveIgnition(src.Ignition, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src.IgnitionName, err)
 	}

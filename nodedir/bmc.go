@@ -27,6 +27,8 @@ type BMC struct {
 	CAFile string
 	// Config is the sno.yaml the values come from, for messages that name its keys.
 	Config string
+	// EjectAfterInstall is sno.yaml's bmc.ejectAfterInstall; nil when not set.
+	EjectAfterInstall *bool
 }
 
 // ErrNoBMC is wrapped by LoadBMC's error for a node whose sno.yaml has no bmc section.
@@ -42,13 +44,14 @@ func LoadBMC(dir string) (*BMC, error) {
 		return nil, fmt.Errorf("%s has %w", cfg.Path, ErrNoBMC)
 	}
 	return &BMC{
-		Node:            filepath.Base(filepath.Clean(dir)),
-		Address:         cfg.BMC.Address,
-		SystemID:        cfg.BMC.SystemID,
-		Insecure:        cfg.BMC.Insecure,
-		CredentialsFile: cfg.BMC.CredentialsFile,
-		CAFile:          cfg.BMC.CAFile,
-		Config:          cfg.Path,
+		Node:              filepath.Base(filepath.Clean(dir)),
+		Address:           cfg.BMC.Address,
+		SystemID:          cfg.BMC.SystemID,
+		Insecure:          cfg.BMC.Insecure,
+		CredentialsFile:   cfg.BMC.CredentialsFile,
+		CAFile:            cfg.BMC.CAFile,
+		Config:            cfg.Path,
+		EjectAfterInstall: cfg.BMC.EjectAfterInstall,
 	}, nil
 }
 

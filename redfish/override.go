@@ -47,10 +47,7 @@ func (c *Client) setBootOnce(ctx context.Context, sys *System, mode string, res 
 		res.BootOverride = &sys.Boot
 		return false, nil
 	}
-	where := sys.Path
-	if sys.Settings != nil && sys.Settings.SettingsObject.ID != "" {
-		where = strings.TrimRight(sys.Settings.SettingsObject.ID, "/")
-	}
+	where := bootSettingsPath(sys)
 	if err := c.patch(ctx, where, map[string]any{"Boot": boot}); err != nil {
 		return false, err
 	}

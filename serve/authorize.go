@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -54,8 +55,9 @@ func (s *Server) servedPath(r *http.Request) string {
 func (s *Server) loggedURI(r *http.Request) string {
 	uri := r.URL.EscapedPath()
 	if s.secret != nil {
-		if _, rest, ok := strings.Cut(strings.TrimPrefix(uri, "/"), "/"); ok {
-			uri = "/{token}/" + rest
+		// Cut the decoded path, where the token ends even when its slash came as %2F.
+		if _, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok {
+			uri = "/{token}/" + (&url.URL{Path: rest}).EscapedPath()
 		}
 	}
 	if r.URL.RawQuery != "" {

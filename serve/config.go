@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/origin"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // Config says what a Server serves.
@@ -25,6 +26,13 @@ type Config struct {
 	// MaxConcurrent bounds the responses in progress; more are refused with 503. A request
 	// waiting for its node's preparation or a minimal ISO's build holds no place.
 	MaxConcurrent int
+	// NodeCacheBytes bounds the memory of the prepared nodes kept (as estimated from their
+	// payloads); past it the least recently used are prepared again when asked for. 0 means
+	// DefaultNodeCacheBytes.
+	NodeCacheBytes int64
+	// MaxConnections bounds the connections open at once; one more is closed as soon as it
+	// is accepted. 0 means DefaultMaxConnections.
+	MaxConnections int
 	// PrepareTimeout bounds a node's preparation (reading and checking its files): past it,
 	// the node's requests are answered 503 until the preparation ends. 0 means
 	// DefaultPrepareTimeout.
@@ -55,11 +63,32 @@ type Config struct {
 	// RotationGrace is how long the tokens of a replaced secret keep working when the new
 	// file does not carry the old key itself (as capability.RotateSecretFile writes it).
 	RotationGrace time.Duration
+	// ReportStore keeps the nodes' progress reports; nil means a progress.FileStore in the
+	// nodes directory's progress.DirName. An open server takes no reports.
+	ReportStore progress.Store
+	// ReportBaseURL is the http(s) URL at which nodes reach this server to report: their media
+	// carry their report URL under it. Empty: the media carry none (a node built with
+	// --report-url still reports).
+	ReportBaseURL string
+	// ReportCA is the PEM certificate the nodes verify an https ReportBaseURL with.
+	ReportCA []byte
+	// OnReport, when set, is told of each report recorded, with the server's log: the eject
+	// of a node's virtual media once it reported progress.InstallDone, for one.
+	OnReport func(node string, rec progress.Record, logf func(format string, args ...any))
 }
 
 // DefaultMaxConcurrent is the concurrency limit when Config.MaxConcurrent is 0: each
 // request holds at most two descriptors (its connection and its view of the ISO).
 const DefaultMaxConcurrent = 128
+
+// DefaultNodeCacheBytes is Config.NodeCacheBytes when 0: some hundreds of nodes with
+// 27 KB configs, well within a 256 MiB container.
+const DefaultNodeCacheBytes = 32 << 20
+
+// DefaultMaxConnections is Config.MaxConnections when 0: well above what the default
+// MaxConcurrent responses and their kept-alive neighbours need, well below what memory
+// and descriptors allow.
+const DefaultMaxConnections = 1024
 
 // DefaultPrepareTimeout is the time limit of a node's preparation when
 // Config.PrepareTimeout is 0: reading a few small files and compressing them takes well under

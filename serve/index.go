@@ -22,7 +22,7 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 {{if .ListErr}}<p><strong>Cannot list the nodes{{if .Local}}: {{.ListErr}}{{else}}; the server's log says why{{end}}</strong></p>{{end}}
 <table>
 <tr><th>node</th><th>BMC virtual media</th><th>minimal ISO</th><th>iPXE: <code>chain</code> this</th>
-<th>kernel, initramfs</th><th>state</th><th>fetched</th></tr>
+<th>kernel, initramfs</th><th>state</th><th>fetched</th><th>progress reported</th></tr>
 {{range .Nodes}}{{$name := .Name}}<tr><td>{{.Name}}</td>
 {{with .URLs}}<td><a href="{{.ISO}}">{{.ISO}}</a></td>
 <td><a href="{{.MinimalISO}}">{{$name}}-minimal.iso</a></td>
@@ -30,8 +30,9 @@ Root file system for minimal ISOs and network boots: <a href="{{.Base}}/rootfs.i
 <td><a href="{{.PXEDir}}/vmlinuz">vmlinuz</a>, <a href="{{.PXEDir}}/initrd.img">initrd.img</a></td>
 {{else}}<td colspan="4">shown only on this machine: <code>sno-iso serve urls</code> prints them</td>
 {{end}}<td>{{.State}}</td>
-<td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td></tr>
-{{else}}<tr><td colspan="7">No node yet: make a directory per node in the nodes directory holding
+<td>{{range .Fetched}}{{.}}<br>{{else}}not yet{{end}}</td>
+<td>{{or .Progress "nothing yet"}}</td></tr>
+{{else}}<tr><td colspan="8">No node yet: make a directory per node in the nodes directory holding
 bootstrap-in-place-for-live-iso.ign and sno.yaml.</td></tr>
 {{end}}</table>
 {{if .Skipped}}<h2>Not served</h2><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul>{{end}}
@@ -43,6 +44,8 @@ type indexNode struct {
 	URLs        *capability.URLs // nil when the client may not see them
 	// Fetched says who downloaded the node's ISOs (a BMC's virtual CD), without the token.
 	Fetched []string
+	// Progress is the furthest phase the node reported, and a failure after it.
+	Progress string
 }
 
 // serveIndex lists the nodes and their state, with the state of those already prepared:
@@ -68,7 +71,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, iso *isoStat
 		if ns := s.nodes.get(name); ns != nil && ns.fresh(iso) {
 			state = s.nodeStatus(ns)
 		}
-		n := indexNode{Name: name, State: state}
+		n := indexNode{Name: name, State: state, Progress: s.reportSummary(name)}
 		if s.secret == nil || local {
 			urls := capability.NodeURLs(base, s.publishedSecret(), name)
 			n.URLs = &urls

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -95,7 +96,13 @@ func (s *Server) acquireISO() (*isoState, error) {
 	if s.iso == nil {
 		return nil, errors.New("the server is shutting down")
 	}
-	// A file that disappeared is still open: keep serving it.
+	// A file moved or removed cannot be served as it was opened (the rename or unlink
+	// changed its version), and a restart would not find it: say so until it is back.
+	if s.iso.object == nil && !st.Exists() {
+		return nil, &statusError{status: http.StatusServiceUnavailable, retryAfter: 30,
+			err:    fmt.Errorf("the ISO %s is gone (moved or removed) while being served: put it back", s.cfg.ISO),
+			public: "the server's ISO is missing; the server's log says more"}
+	}
 	if st.Exists() && !st.Same(s.iso.stamp) && !st.Same(s.badStamp) {
 		next, err := openISO(s.cfg.ISO, s.cfg.Origin)
 		if err != nil {

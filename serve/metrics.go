@@ -28,6 +28,9 @@ type metrics struct {
 	originRequests      prometheus.Counter
 	originErrors        prometheus.Counter
 	originBytes         prometheus.Counter
+	nodeCacheHits       prometheus.Counter
+	nodeCacheMisses     prometheus.Counter
+	nodeCacheBytes      prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -66,9 +69,18 @@ func newMetrics() *metrics {
 		originBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_origin_bytes_total", Help: "Body bytes read from the origin.",
 		}),
+		nodeCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_node_cache_hits_total", Help: "Requests whose node was found prepared in the node cache.",
+		}),
+		nodeCacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sno_iso_node_cache_misses_total", Help: "Requests whose node had to be prepared (new, changed or dropped from the cache).",
+		}),
+		nodeCacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sno_iso_node_cache_bytes", Help: "Estimated bytes of the prepared nodes kept (bounded by --node-cache-size).",
+		}),
 	}
 	m.registry.MustRegister(m.requests, m.sent, m.duration, m.inFlight, m.preparations, m.preparationFailures, m.mediaMade,
-		m.originRequests, m.originErrors, m.originBytes,
+		m.originRequests, m.originErrors, m.originBytes, m.nodeCacheHits, m.nodeCacheMisses, m.nodeCacheBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -124,4 +136,14 @@ func routeOf(path string) string {
 		return "admin"
 	}
 	return "other"
+}
+
+// nodeCacheUsed counts a use of the node cache and sets the bytes it holds.
+func (m *metrics) nodeCacheUsed(hit bool, bytes int64) {
+	if hit {
+		m.nodeCacheHits.Inc()
+	} else {
+		m.nodeCacheMisses.Inc()
+	}
+	m.nodeCacheBytes.Set(float64(bytes))
 }

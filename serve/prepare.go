@@ -22,6 +22,16 @@ type preparation struct {
 	timedOut sync.Once // logs the overrun once
 }
 
+// stuck reports whether the preparation is still running past its time limit.
+func (p *preparation) stuck() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return p.deadline.Err() != nil
+	}
+}
+
 // nodeState is a node prepared against one version of the ISO and of its files. Its
 // artifacts are made on first request.
 type nodeState struct {
@@ -44,6 +54,22 @@ type nodeState struct {
 	initrdOnce sync.Once
 	initrd     *artifact
 	initrdErr  error
+}
+
+// nodeStateOverhead is what a preparation costs besides its payload: its maps, stamps and
+// the artifacts' descriptions.
+const nodeStateOverhead = 16 << 10
+
+// memory estimates the bytes a preparation holds: its payload, and as much again for the
+// compressed copies its media are made of.
+func (ns *nodeState) memory() int64 {
+	n := int64(nodeStateOverhead)
+	if ns.node != nil {
+		for _, data := range ns.node.Payload {
+			n += 2 * int64(len(data))
+		}
+	}
+	return n
 }
 
 // fresh reports whether the node was prepared against this ISO and its inputs are unchanged.
@@ -104,12 +130,14 @@ func (s *Server) node(ctx context.Context, iso *isoState, name string) (*nodeSta
 	}
 	e := s.nodes.entry(name)
 	ns := e.cur.Load()
-	if ns == nil || !ns.fresh(iso) {
+	hit := ns != nil && ns.fresh(iso)
+	if !hit {
 		var err error
 		if ns, err = s.prepared(ctx, e, iso, name); err != nil {
 			return nil, err
 		}
 	}
+	s.nodes.use(e, ns, hit)
 	if ns.err != nil {
 		return nil, fmt.Errorf("node %s: %w", name, ns.err)
 	}
@@ -139,15 +167,18 @@ func (s *Server) joinPreparation(ctx context.Context, e *nodeEntry, iso *isoStat
 		return ns, nil
 	}
 	p := e.preparing
-	if p == nil {
+	// One stuck past its time limit (a read that never returns) is left behind: its file
+	// may have been put right since. A new one starts at most once per time limit.
+	if p == nil || p.stuck() {
 		p = &preparation{done: make(chan struct{})}
 		p.deadline, p.cancel = context.WithTimeout(s.ctx, s.cfg.PrepareTimeout)
 		e.preparing = p
 		go func() {
 			defer p.cancel()
 			ns := prepareNode(name, filepath.Join(s.cfg.NodesDir, name), iso, s.prepare)
-			s.nodes.put(e, ns)
-			s.logPrepared(ns)
+			if s.nodes.putFrom(e, p, ns) {
+				s.logPrepared(ns)
+			}
 			p.ns = ns
 			close(p.done)
 		}()

@@ -11,6 +11,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // ServeHTTP answers GET and HEAD for / (an index), /rootfs.img, /<token>/<node>.iso,
@@ -24,7 +25,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	lw := &logWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	var err error
-	aborted := false
+	report := s.reports != nil && progress.IsReportPath(r.URL.Path)
+	aborted := report // a report is no fetch for the index
 	s.metrics.inFlight.Inc()
 	defer func() {
 		s.metrics.inFlight.Dec()
@@ -34,6 +36,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fetches.record(r, s.servedPath(r), lw.code(), lw.written, time.Now())
 		}
 	}()
+	if report {
+		s.serveReport(lw, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		lw.Header().Set("Allow", "GET, HEAD")
 		http.Error(lw, r.Method+" is not allowed: this server only answers GET and HEAD", http.StatusMethodNotAllowed)
@@ -60,15 +66,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// takeSlot takes one of the MaxConcurrent places for a response, released by the function it
-// returns; a busy server answers 503.
-func (s *Server) takeSlot() (release func(), err error) {
+// slotClass is a class of responses with places of their own: clients without a token,
+// reading the public files slowly, cannot take the places of the nodes' own URLs.
+type slotClass int
+
+const (
+	nodeClass   slotClass = iota // a node's files
+	publicClass                  // /rootfs.img and the index, which anyone may ask for
+)
+
+// classOf is the class of the response to the request for path.
+func classOf(path string) slotClass {
+	if path == "/" || path == "/"+isobuilder.PXERootfs {
+		return publicClass
+	}
+	return nodeClass
+}
+
+// takeSlot takes one of the MaxConcurrent places of class for a response, released by the
+// function it returns; a class with none free answers 503.
+func (s *Server) takeSlot(class slotClass) (release func(), err error) {
+	sem := s.sem
+	if class == publicClass {
+		sem = s.publicSem
+	}
 	select {
-	case s.sem <- struct{}{}:
-		return func() { <-s.sem }, nil
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
 	default:
 		return nil, &statusError{status: http.StatusServiceUnavailable, retryAfter: 5,
-			err: fmt.Errorf("busy: %d responses in progress, the most this server takes; retry later", cap(s.sem))}
+			err: fmt.Errorf("busy: %d responses of this kind in progress, the most this server takes; retry later", cap(sem))}
 	}
 }
 
@@ -79,7 +106,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer s.releaseISO(iso)
 	if r.URL.Path == "/" {
-		release, err := s.takeSlot()
+		release, err := s.takeSlot(publicClass)
 		if err != nil {
 			return err
 		}
@@ -100,7 +127,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	defer a.file.release()
 	// The place is taken once the artifact is ready: waiting for a node's preparation or a
 	// build takes none from the other nodes' responses.
-	release, err := s.takeSlot()
+	release, err := s.takeSlot(classOf(r.URL.Path))
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,11 @@ type Server struct {
 	cfg     Config
 	prepare prepareFunc
 	log     *log.Logger
-	sem     chan struct{}
-	ctx     context.Context // ends with Close: minimal ISO builds stop
-	cancel  context.CancelFunc
+	// sem bounds the responses of node files, publicSem those anyone may ask for without a
+	// token (/rootfs.img, the index): each class has MaxConcurrent places of its own.
+	sem, publicSem chan struct{}
+	ctx            context.Context // ends with Close: minimal ISO builds stop
+	cancel         context.CancelFunc
 
 	metrics   *metrics
 	adminOnce sync.Once
@@ -45,6 +47,7 @@ type Server struct {
 	originRetry time.Time
 	secret      *capability.Source // nil for an open server
 	fetches     fetchLog
+	reports     *reports // nil for an open server
 }
 
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
@@ -52,10 +55,17 @@ var ErrNodesNotDir = errors.New("the nodes directory is not a directory")
 
 // New parses the ISO and checks the nodes directory.
 func New(cfg Config) (*Server, error) {
-	return newServer(cfg, prepareDir)
+	return newServer(cfg, nil)
 }
 
+// newServer makes a Server that prepares nodes with prepare, or prepareReporting when nil.
 func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
+	if cfg.NodeCacheBytes <= 0 {
+		cfg.NodeCacheBytes = DefaultNodeCacheBytes
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
@@ -112,10 +122,19 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx: ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
-	}, nil
+		publicSem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
+	}
+	s.nodes.budget, s.nodes.observe = cfg.NodeCacheBytes, m.nodeCacheUsed
+	if secret != nil {
+		s.newReports()
+	}
+	if prepare == nil {
+		s.prepare = s.prepareReporting
+	}
+	return s, nil
 }
 
 // Close stops minimal and grown ISO builds, releases the ISO and removes the minimal and

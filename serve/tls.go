@@ -11,9 +11,10 @@ import (
 
 // TLSConfig serves the certificate and key of the PEM files certFile and keyFile, read again
 // when either changes, so that a renewed certificate is used without a restart. BMCs accept
-// self-signed certificates: they do not verify the image server.
-func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
-	kp := &keyPair{certFile: certFile, keyFile: keyFile}
+// self-signed certificates: they do not verify the image server. warn, when set, hears once
+// of each replacement that cannot be used (the last good pair stays in use).
+func TLSConfig(certFile, keyFile string, warn func(error)) (*tls.Config, error) {
+	kp := &keyPair{certFile: certFile, keyFile: keyFile, warn: warn}
 	if _, err := kp.certificate(nil); err != nil {
 		return nil, err
 	}
@@ -23,10 +24,13 @@ func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
 // keyPair is a certificate and its key as last read from their files.
 type keyPair struct {
 	certFile, keyFile string
+	warn              func(error)
 
 	mu     sync.Mutex
 	stamps [2]filestamp.Stamp
 	cert   *tls.Certificate
+	// broken are the stamps of the files last found unusable: they are not read again.
+	broken [2]filestamp.Stamp
 }
 
 // certificate returns the pair, read again if a file changed; a pair that became unusable
@@ -35,11 +39,16 @@ func (kp *keyPair) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	stamps := [2]filestamp.Stamp{filestamp.Of(kp.certFile), filestamp.Of(kp.keyFile)}
 	kp.mu.Lock()
 	defer kp.mu.Unlock()
-	if kp.cert != nil && stamps[0].Same(kp.stamps[0]) && stamps[1].Same(kp.stamps[1]) {
+	same := func(a, b [2]filestamp.Stamp) bool { return a[0].Same(b[0]) && a[1].Same(b[1]) }
+	if kp.cert != nil && (same(stamps, kp.stamps) || same(stamps, kp.broken)) {
 		return kp.cert, nil
 	}
 	cert, err := kp.load()
 	if kp.cert != nil && err != nil {
+		kp.broken = stamps
+		if kp.warn != nil {
+			kp.warn(fmt.Errorf("%w; still serving the previous certificate", err))
+		}
 		return kp.cert, nil
 	}
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 func TestTLSSelfSigned(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
 	certFile, keyFile := fixtures.SelfSignedCert(t, t.TempDir())
-	cfg, err := TLSConfig(certFile, keyFile)
+	cfg, err := TLSConfig(certFile, keyFile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +69,10 @@ func TestTLSSelfSigned(t *testing.T) {
 func TestTLSConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
-	if _, err := TLSConfig(keyFile, certFile); err == nil || !strings.Contains(err.Error(), keyFile) {
+	if _, err := TLSConfig(keyFile, certFile, nil); err == nil || !strings.Contains(err.Error(), keyFile) {
 		t.Errorf("swapped certificate and key: %v", err)
 	}
-	if _, err := TLSConfig(filepath.Join(dir, "none"), keyFile); err == nil {
+	if _, err := TLSConfig(filepath.Join(dir, "none"), keyFile, nil); err == nil {
 		t.Error("a missing certificate was accepted")
 	}
 }
@@ -85,7 +85,7 @@ func TestTLSConfigRefusesNamedPipe(t *testing.T) {
 	fifo := filepath.Join(dir, "fifo.pem")
 	fixtures.NamedPipe(t, fifo)
 	for _, pair := range [][2]string{{fifo, keyFile}, {certFile, fifo}} {
-		_, err := TLSConfig(pair[0], pair[1])
+		_, err := TLSConfig(pair[0], pair[1], nil)
 		if !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "must be a regular file") {
 			t.Errorf("TLSConfig(%s, %s): %v, want a refusal naming the pipe", pair[0], pair[1], err)
 		}
@@ -97,7 +97,7 @@ func TestTLSConfigRefusesNamedPipe(t *testing.T) {
 func TestTLSCertificateRenewed(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := fixtures.SelfSignedCert(t, dir)
-	cfg, err := TLSConfig(certFile, keyFile)
+	cfg, err := TLSConfig(certFile, keyFile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/nodedir"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/redfish"
 	"github.com/urfave/cli/v2"
 )
@@ -57,6 +58,8 @@ func bmcCommand() *cli.Command {
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
 					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
 					&cli.BoolFlag{Name: "wait", Usage: "wait until the server reports power on"},
+					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and clear the boot override"},
+					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after `DURATION`"},
 				),
 				Action: bmcBoot,
 			},
@@ -103,15 +106,15 @@ type bmcTarget struct {
 	node string
 	// address is the address as given; the *From fields name where a setting came from,
 	// a flag or a sno.yaml key, for errors to blame the right one.
-	address                                                string
-	addressFrom, insecureFrom, caFileFrom, credentialsFrom string
+	address                                                            string
+	addressFrom, systemFrom, insecureFrom, caFileFrom, credentialsFrom string
 }
 
 func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 	if c.NArg() != 0 {
 		return nil, usagef("%s takes no arguments, got %q", c.Command.HelpName, c.Args().Slice())
 	}
-	t := &bmcTarget{system: c.String("system"), insecure: c.Bool("insecure"), insecureFrom: "--insecure",
+	t := &bmcTarget{system: c.String("system"), systemFrom: "--system", insecure: c.Bool("insecure"), insecureFrom: "--insecure",
 		caFile: c.String("ca-file"), caFileFrom: "--ca-file", addressFrom: "--bmc"}
 	address := c.String("bmc")
 	credentialsFile := c.String("credentials-file")
@@ -131,8 +134,8 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		key := func(name string) string { return "bmc." + name + " in " + b.Config }
 		address, t.addressFrom = b.Address, key("address")
 		nodeCredentials, nodeCredentialsFrom = b.CredentialsFile, key("credentialsFile")
-		if t.system == "" {
-			t.system = b.SystemID
+		if t.system == "" && b.SystemID != "" {
+			t.system, t.systemFrom = b.SystemID, key("systemID")
 		}
 		if !t.insecure && b.Insecure {
 			t.insecure, t.insecureFrom = true, key("insecure")
@@ -199,21 +202,9 @@ func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, er
 
 // bmcClient connects to the target with the TLS, trace and pacing the flags ask for.
 func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if t.insecure {
-		// The user asked for it: BMCs ship self-signed certificates.
-		tlsConfig.InsecureSkipVerify = true
-	}
-	if t.caFile != "" {
-		pemData, err := input.ReadFile(t.caFile, maxCAFile, "a PEM CA certificate")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.caFileFrom, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemData) {
-			return nil, fmt.Errorf("%s: %s holds no PEM certificate", t.caFileFrom, t.caFile)
-		}
-		tlsConfig.RootCAs = pool
+	tlsConfig, err := bmcTLS(t.insecure, t.caFile, t.caFileFrom)
+	if err != nil {
+		return nil, err
 	}
 	delay := c.Duration("retry-delay")
 	if delay <= 0 {
@@ -242,6 +233,28 @@ func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
 		opts.Trace = stderr
 	}
 	return redfish.New(t.addr, opts), nil
+}
+
+// bmcTLS is the TLS configuration that checks a BMC's certificate against caFile (named
+// caFileFrom in messages), or the system's roots, or not at all when insecure.
+func bmcTLS(insecure bool, caFile, caFileFrom string) (*tls.Config, error) {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if insecure {
+		// The user asked for it: BMCs ship self-signed certificates.
+		tlsConfig.InsecureSkipVerify = true
+	}
+	if caFile != "" {
+		pemData, err := input.ReadFile(caFile, maxCAFile, "a PEM CA certificate")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", caFileFrom, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return nil, fmt.Errorf("%s: %s holds no PEM certificate", caFileFrom, caFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	return tlsConfig, nil
 }
 
 // runBMC connects, runs do within --timeout, logs out, prints the result as JSON when asked,
@@ -306,6 +319,8 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 			err, t.creds.Username, t.credentialsFrom)
 	case errors.Is(err, redfish.ErrPlainHTTP):
 		return fmt.Errorf("%w; this BMC speaks plain HTTP: write %s in %s", err, plainHTTPAddress(t.address), t.addressFrom)
+	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem && t.systemFrom != "--system":
+		return fmt.Errorf("%w; correct %s, or choose one with --system ID", err, t.systemFrom)
 	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):
 		return fmt.Errorf("%w; choose one with --system ID", err)
 	case errors.As(err, &notFound):
@@ -347,7 +362,10 @@ func bmcBoot(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+	if c.Bool("eject-after-install") && c.String("node") == "" {
+		return usagef("--eject-after-install needs --node: the node's reports say when its disk is written")
+	}
+	err = runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
 		image, err := bootImageURL(c, t)
 		if err != nil {
 			return nil, err
@@ -366,6 +384,19 @@ func bmcBoot(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "Booting %s from %s: its BMC fetches the ISO from there now\n", res.System, image)
 		}
 		return res, nil
+	})
+	if err != nil || !c.Bool("eject-after-install") {
+		return err
+	}
+	if err := followNode(c, c.String("node"), reports.InstallDone, c.Duration("install-timeout"), 2*time.Second); err != nil {
+		return err
+	}
+	return runBMC(c, func(ctx context.Context, client *redfish.Client, t *bmcTarget) (any, error) {
+		res, err := client.EjectAfterInstall(ctx, t.system)
+		if err == nil {
+			fmt.Fprintf(c.App.ErrWriter, "Node %s installed: %s\n", t.node, describeEject(res))
+		}
+		return res, err
 	})
 }
 

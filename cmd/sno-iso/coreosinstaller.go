@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/safetext"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/urfave/cli/v2"
 )
@@ -280,7 +281,7 @@ func printWritten(c *cli.Context, dir string, written []string) {
 		if rel, err := filepath.Rel(dir, p); err == nil && isDropIn(c) {
 			p = joinUnnormalized(dir, rel)
 		}
-		fmt.Fprintln(c.App.Writer, p)
+		fmt.Fprintln(c.App.Writer, safetext.Escape(p)) // names from the ISO: one line each, whatever they hold
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sno-iso/sno-iso/internal/safetext"
 	"github.com/sno-iso/sno-iso/nmstate"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -47,30 +48,33 @@ func inspect(c *cli.Context) error {
 	return nil
 }
 
+// printInspection prints r for a person; what the ISO itself says (names, kernel arguments,
+// the config's words) is escaped, since a crafted ISO could forge lines or drive the terminal.
 func printInspection(w io.Writer, r *node.Report) {
-	fmt.Fprintf(w, "ISO:           %s (%d bytes)\n", r.Path, r.Size)
-	fmt.Fprintf(w, "Volume ID:     %s\n", r.VolumeID)
+	esc := safetext.Escape
+	fmt.Fprintf(w, "ISO:           %s (%d bytes)\n", esc(r.Path), r.Size)
+	fmt.Fprintf(w, "Volume ID:     %s\n", esc(r.VolumeID))
 	if r.SystemID != "" {
-		fmt.Fprintf(w, "System ID:     %s\n", r.SystemID)
+		fmt.Fprintf(w, "System ID:     %s\n", esc(r.SystemID))
 	}
-	fmt.Fprintf(w, "Architecture:  %s\n", r.Arch)
+	fmt.Fprintf(w, "Architecture:  %s\n", esc(r.Arch))
 	a := r.Ignition
-	fmt.Fprintf(w, "Ignition area: %s, bytes %d to %d (%d bytes, found through %s)\n", a.File, a.Offset, a.Offset+a.Length, a.Length, a.Source)
+	fmt.Fprintf(w, "Ignition area: %s, bytes %d to %d (%d bytes, found through %s)\n", esc(a.File), a.Offset, a.Offset+a.Length, a.Length, esc(a.Source))
 	if a.LegacyHeader != "" {
-		fmt.Fprintf(w, "               legacy coreiso+ header %s\n", a.LegacyHeader)
+		fmt.Fprintf(w, "               legacy coreiso+ header %s\n", esc(a.LegacyHeader))
 	}
 	if a.Problem != "" {
-		fmt.Fprintf(w, "               DAMAGED: %s; `sno-iso reset` empties it\n", a.Problem)
+		fmt.Fprintf(w, "               DAMAGED: %s; `sno-iso reset` empties it\n", esc(a.Problem))
 	} else if len(a.Members) == 0 {
 		fmt.Fprintf(w, "               empty (pristine)\n")
 	} else {
 		fmt.Fprintf(w, "               %d of %d bytes used (%.1f%%)\n", a.BytesUsed, a.Length, 100*float64(a.BytesUsed)/float64(a.Length))
 		for _, m := range a.Members {
-			fmt.Fprintf(w, "               %s (%d bytes)\n", m.Path, m.Size)
+			fmt.Fprintf(w, "               %s (%d bytes)\n", esc(m.Path), m.Size)
 		}
 	}
 	if in := r.Installation; in != nil {
-		fmt.Fprintf(w, "Installation:  to %s by coreos-installer %s\n", in.Disk, strings.Join(in.InstallerArgs, " "))
+		fmt.Fprintf(w, "Installation:  to %s by coreos-installer %s\n", esc(in.Disk), esc(strings.Join(in.InstallerArgs, " ")))
 		wipe := "no"
 		if in.WipeDisk {
 			wipe = "yes, holders released and signatures wiped first"
@@ -86,7 +90,7 @@ func printInspection(w io.Writer, r *node.Report) {
 		if len(in.MachineConfigs) > 0 {
 			fmt.Fprintf(w, "               MachineConfigs handed to the Machine Config Operator:\n")
 			for _, name := range in.MachineConfigs {
-				fmt.Fprintf(w, "                 %s\n", name)
+				fmt.Fprintf(w, "                 %s\n", esc(name))
 			}
 		}
 	}
@@ -95,19 +99,19 @@ func printInspection(w io.Writer, r *node.Report) {
 	if k := r.Kargs; k != nil {
 		offs := make([]string, len(k.Areas))
 		for i, ar := range k.Areas {
-			offs[i] = fmt.Sprintf("%s@%d", ar.File, ar.Offset)
+			offs[i] = fmt.Sprintf("%s@%d", esc(ar.File), ar.Offset)
 		}
-		fmt.Fprintf(w, "Kernel args:   %d area(s) of %d bytes (%s): %s\n", len(k.Areas), k.Size, k.Source, strings.Join(offs, ", "))
-		fmt.Fprintf(w, "  default:     %s\n", k.Default)
+		fmt.Fprintf(w, "Kernel args:   %d area(s) of %d bytes (%s): %s\n", len(k.Areas), k.Size, esc(k.Source), strings.Join(offs, ", "))
+		fmt.Fprintf(w, "  default:     %s\n", esc(k.Default))
 		if k.Problem != "" {
 			fmt.Fprintf(w, "  current:     DAMAGED, the areas disagree (`sno-iso kargs reset` repairs them):\n")
 			for _, ar := range k.Areas {
-				fmt.Fprintf(w, "    %s@%d: %q\n", ar.File, ar.Offset, ar.Kargs)
+				fmt.Fprintf(w, "    %s@%d: %q\n", esc(ar.File), ar.Offset, ar.Kargs)
 			}
 		} else if k.Current == k.Default {
 			fmt.Fprintf(w, "  current:     (default)\n")
 		} else {
-			fmt.Fprintf(w, "  current:     %s\n", k.Current)
+			fmt.Fprintf(w, "  current:     %s\n", esc(k.Current))
 		}
 	} else {
 		fmt.Fprintf(w, "Kernel args:   no karg embed areas\n")
@@ -123,7 +127,7 @@ func printInspection(w io.Writer, r *node.Report) {
 	case r.MinimalISO.Available:
 		fmt.Fprintf(w, "Minimal ISO:   can be rebuilt (no coreos/miniso.dat)\n")
 	default:
-		fmt.Fprintf(w, "Minimal ISO:   cannot be extracted: %s\n", r.MinimalISO.Reason)
+		fmt.Fprintf(w, "Minimal ISO:   cannot be extracted: %s\n", esc(r.MinimalISO.Reason))
 	}
 }
 
@@ -183,6 +187,7 @@ func printNetwork(w io.Writer, n *node.NetworkReport) {
 			}
 			line = append(line, part)
 		}
-		fmt.Fprintf(w, "               %s (%s)\n", strings.Join(line, ", "), p.File)
+		// Names and addresses come from the ISO's keyfiles: escaped, as in printInspection.
+		fmt.Fprintf(w, "               %s (%s)\n", safetext.Escape(strings.Join(line, ", ")), safetext.Escape(p.File))
 	}
 }

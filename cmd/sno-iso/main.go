@@ -64,6 +64,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			downloadCommand(),
 			bmcCommand(),
+			waitCommand(),
 			devCommand(),
 		},
 	}

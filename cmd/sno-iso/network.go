@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 
+	"github.com/sno-iso/sno-iso/internal/safetext"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -106,7 +107,7 @@ func networkExtract(c *cli.Context) error {
 		if i > 0 {
 			w.WriteString("\n")
 		}
-		fmt.Fprintf(w, "########## %s ##########\n", name)
+		fmt.Fprintf(w, "########## %s ##########\n", safetext.Escape(name))
 		w.Write(keyfiles[name])
 	}
 	return w.Flush()

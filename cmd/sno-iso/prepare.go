@@ -6,8 +6,10 @@ import (
 	"slices"
 
 	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,11 +37,13 @@ func nodeFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "network-nmstate", Usage: "NMState `FILE` (as nmstatectl and coreos-installer read them), converted to keyfiles for the live system (repeatable)"},
 		&cli.StringFlag{Name: "agent-config", Usage: "take the node's network, and its installation disk when nothing else gives one, from this agent-config.yaml `FILE`"},
 		&cli.StringFlag{Name: "host", Usage: "the agent-config host `HOSTNAME` to take (default: its only host)"},
+		&cli.StringFlag{Name: "report-url", Usage: "the node reports its install's phases to `URL`, its report URL from `sno-iso serve urls` (see sno-iso wait)"},
+		&cli.StringFlag{Name: "report-ca", Usage: "PEM `FILE` that verifies an https --report-url's server: its self-signed certificate, or its chain's root"},
 	}
 }
 
 // nodeFileFlags are the node options that name files to read.
-var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile", "network-nmstate", "agent-config"}
+var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile", "network-nmstate", "agent-config", "report-ca"}
 
 // checkNodeFlags refuses, as usage errors naming the flag, what the node options' values
 // alone tell is wrong: - for a node's input file (a node's inputs are files, read again when
@@ -63,6 +67,11 @@ func checkNodeFlags(c *cli.Context) error {
 			return usagef("--reboot-delay %v", err)
 		}
 	}
+	if c.IsSet("report-url") {
+		if err := reports.CheckURL(c.String("report-url")); err != nil {
+			return usagef("--report-url: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -74,6 +83,7 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 		ConfigPath:        c.String("config"),
 		InstallConfigPath: c.String("install-config"),
 		AllowAnyIgnition:  c.Bool("allow-any-ignition"),
+		ReportURL:         c.String("report-url"),
 	}
 	f := &in.Overrides
 	f.Disk = c.String("installation-disk")
@@ -125,7 +135,12 @@ func openNode(c *cli.Context) (iso *isobuilder.LiveISO, isoPath string, n *node.
 	if iso, err = openISOToCopy(c, isoPath); err != nil {
 		return nil, "", nil, nil, err
 	}
-	n, files, err := node.Load(nodeInputsFromFlags(c))
+	in := nodeInputsFromFlags(c)
+	if in.ReportCA, err = readReportCA(c.String("report-ca")); err != nil {
+		iso.Close()
+		return nil, "", nil, nil, fmt.Errorf("--report-ca: %w", err)
+	}
+	n, files, err := node.Load(in)
 	if err != nil {
 		iso.Close()
 		return nil, "", nil, nil, err
@@ -150,4 +165,21 @@ func nodeError(err error, isoPath string) error {
 		return fmt.Errorf("%s: %w", isoPath, err)
 	}
 	return err
+}
+
+// readReportCA is the certificate of the PEM file path that verifies an https report URL's
+// server (nil for no file).
+func readReportCA(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	chain, err := input.ReadFile(path, maxCAFile, "a PEM certificate")
+	if err != nil {
+		return nil, err
+	}
+	ca, err := reports.TrustAnchor(chain)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ca, nil
 }

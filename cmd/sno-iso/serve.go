@@ -8,6 +8,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/nodedir"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
 )
@@ -45,6 +46,9 @@ func serveCommand() *cli.Command {
 			nodesFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which nodes reach this server (default: http(s)://ADDRESS when " +
 				"--listen names one)"},
+			&cli.StringFlag{Name: "node-cache-size", Value: "32MiB", Usage: "keep prepared nodes in at most `SIZE` of memory (KiB, MiB, GiB); " +
+				"the least recently used are prepared again when asked for"},
+			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed at once"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
 				"with Retry-After (waiting for a node's preparation takes no place)"},
 			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +
@@ -94,6 +98,16 @@ func serveNodes(c *cli.Context) error {
 	if err := checkNodesDir(c); err != nil {
 		return err
 	}
+	cacheBytes, err := parseByteSize("node-cache-size", c.String("node-cache-size"))
+	if err != nil {
+		return err
+	}
+	if cacheBytes == 0 {
+		return usagef("--node-cache-size must be more than 0: a node's preparation is kept while its request is answered")
+	}
+	if n := c.Int("max-connections"); n < 1 {
+		return usagef("--max-connections must be at least 1, got %d", n)
+	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
@@ -125,14 +139,28 @@ func serveNodes(c *cli.Context) error {
 		return err
 	}
 	defer ln.Close()
+	// The nodes report to the URL they reach the server at: --base-url, else the address it
+	// listens on unless that is this machine's loopback, which no node reaches.
+	reportBase := baseURL
 	if baseURL == "" {
 		baseURL = listenURL(ln.Addr(), tlsConfig != nil)
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+			reportBase = baseURL
+		}
+	}
+	var reportCA []byte
+	if tlsConfig != nil && reportBase != "" {
+		if reportCA, err = readReportCA(c.String("tls-cert")); err != nil {
+			return fmt.Errorf("--tls-cert: %w", err)
+		}
 	}
 	srv, err := serve.New(serve.Config{
 		ISO:            c.String("iso"),
 		NodesDir:       c.String("nodes"),
 		BaseURL:        baseURL,
 		MaxConcurrent:  c.Int("max-concurrent"),
+		MaxConnections: c.Int("max-connections"),
+		NodeCacheBytes: cacheBytes,
 		PrepareTimeout: c.Duration("prepare-timeout"),
 		WriteTimeout:   c.Duration("write-timeout"),
 		GrowEmbedArea:  c.Bool("grow-embed-area"),
@@ -142,6 +170,10 @@ func serveNodes(c *cli.Context) error {
 		Open:           c.Bool("open"),
 		SecretFile:     c.String("secret-file"),
 		RotationGrace:  c.Duration("rotation-grace"),
+		ReportBaseURL:  reportBase,
+		ReportStore:    reportStore(c),
+		ReportCA:       reportCA,
+		OnReport:       ejectOnInstallDone(c),
 	})
 	if err != nil {
 		return secretAdvice(err)
@@ -195,4 +227,14 @@ func listenURL(addr net.Addr, tls bool) string {
 		return ""
 	}
 	return schemeOf(tls) + tcp.String()
+}
+
+// reportStore keeps the nodes' reports in the nodes directory, unless the secret is given
+// (a fleet replica, over a read-only nodes directory): then in memory, the server's log and
+// its sno_iso_node_phase metrics carrying them on.
+func reportStore(c *cli.Context) reports.Store {
+	if c.IsSet("secret-file") {
+		return &reports.MemoryStore{}
+	}
+	return nil
 }

@@ -36,7 +36,14 @@ type servedNode struct {
 // says where it serves.
 func startServe(t *testing.T, args ...string) *servedNode {
 	t.Helper()
-	s := &servedNode{cmd: exec.Command(snoISO(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)}
+	return startServeAt(t, "127.0.0.1:0", args...)
+}
+
+// startServeAt is startServe listening on listen; the URL is what serve prints (its
+// --base-url when given).
+func startServeAt(t *testing.T, listen string, args ...string) *servedNode {
+	t.Helper()
+	s := &servedNode{cmd: exec.Command(snoISO(t), append([]string{"serve", "--listen", listen}, args...)...)}
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +288,9 @@ func TestServeUsage(t *testing.T) {
 	}{
 		{[]string{"serve", "--iso", iso}, 2, []string{"needs --nodes"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--max-concurrent", "0"}, 2, []string{"--max-concurrent"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--max-connections", "0"}, 2, []string{"--max-connections"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--node-cache-size", "0"}, 2, []string{"--node-cache-size"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--node-cache-size", "lots"}, 2, []string{"--node-cache-size"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--base-url", "ftp://x"}, 2, []string{"http://"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--prepare-timeout", "0s"}, 2, []string{"--prepare-timeout must be positive"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--write-timeout", "-1s"}, 2, []string{"--write-timeout must be positive"}},

@@ -21,7 +21,9 @@ func serveTLS(c *cli.Context) (*tls.Config, error) {
 	if cert == "" {
 		return nil, nil
 	}
-	return serve.TLSConfig(cert, key)
+	return serve.TLSConfig(cert, key, func(err error) {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: replaced --tls-cert/--tls-key not used: %v\n", err)
+	})
 }
 
 // listen opens addr, which must be host:port, warning when it is every interface.

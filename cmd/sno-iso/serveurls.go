@@ -12,6 +12,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/nodedir"
+	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/urfave/cli/v2"
 )
 
@@ -44,7 +45,8 @@ func serveURLsCommand() *cli.Command {
 		Description: "Prints NODE, KIND and URL per line, for every node of --nodes or the one --node names: iso,\n" +
 			"minimal-iso, boot.ipxe, and pxe-dir (the --base-url of `pxe build` for the node). The token is\n" +
 			"the unpadded base64url of the first 16 bytes of HMAC-SHA-256(key, \"sno-iso node \" + NODE),\n" +
-			"the key being the secret file's. Without --base-url the URLs are paths.",
+			"the key being the secret file's. Without --base-url the URLs are paths. With --base-url, report is\n" +
+			"the URL the node reports its install's phases to (see sno-iso wait); an open server takes none.",
 		Flags: []cli.Flag{
 			nodesFlag(),
 			secretFileFlag(),
@@ -91,6 +93,9 @@ func serveURLs(c *cli.Context) error {
 		u := capability.NodeURLs(baseURL, secret, node)
 		fmt.Fprintf(w, "%s\tiso\t%s\n%s\tminimal-iso\t%s\n%s\tboot.ipxe\t%s\n%s\tpxe-dir\t%s\n",
 			node, u.ISO, node, u.MinimalISO, node, u.BootIPXE, node, u.PXEDir)
+		if secret != nil && baseURL != "" {
+			fmt.Fprintf(w, "%s\treport\t%s\n", node, reports.URL(baseURL, secret.Key, node))
+		}
 	}
 	return w.Flush()
 }

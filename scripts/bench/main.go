@@ -98,7 +98,7 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
-	only := flag.String("only", "", "run only this case: download, or fleet (serve replicas against nginx)")
+	only := flag.String("only", "", "run only this case: download, fleet (serve replicas against nginx), or nodes (serve with 1,000 and 10,000 nodes)")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	relay := flag.String("relay", "", "run as the fleet case's TCP relay to this HOST:PORT (the fleet case starts it)")
 	flag.Parse()
@@ -119,9 +119,13 @@ func main() {
 		printTableHeader()
 		benchDownload(*sno, tmp, *downloadSize, *rounds)
 		return
+	case "nodes":
+		printTableHeader()
+		benchNodes(*sno, tmp, []int{1000, 10000})
+		return
 	case "fleet":
 	default:
-		fatalf("-only %q: the cases that run alone are download and fleet", *only)
+		fatalf("-only %q: the cases that run alone are download, fleet and nodes", *only)
 	}
 	if *iso == "" {
 		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
@@ -212,6 +216,7 @@ func main() {
 	benchServe(*sno, *iso, config, tmp, *rounds)
 	benchFleet(*sno, *iso, config, tmp, *rounds)
 	benchDownload(*sno, tmp, *downloadSize, *rounds)
+	benchNodes(*sno, tmp, []int{1000, 10000})
 	benchCapacity()
 }
 

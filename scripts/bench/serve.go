@@ -92,8 +92,8 @@ func servedISOURL(sno, nodes, base string) string {
 }
 
 // startServer runs sno-iso serve on a loopback port of its choosing and returns its URL.
-func startServer(sno, iso, nodes string) (*exec.Cmd, string) {
-	cmd := exec.Command(sno, "serve", "--listen", "127.0.0.1:0", "--iso", iso, "--nodes", nodes)
+func startServer(sno, iso, nodes string, flags ...string) (*exec.Cmd, string) {
+	cmd := exec.Command(sno, append([]string{"serve", "--listen", "127.0.0.1:0", "--iso", iso, "--nodes", nodes}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		fatal(err)
@@ -194,13 +194,19 @@ func cpuTime(pid int) time.Duration {
 }
 
 // peakRSS is a process's peak resident memory in KiB.
-func peakRSS(pid int) int64 {
+func peakRSS(pid int) int64 { return procStatusKiB(pid, "VmHWM:") }
+
+// currentRSS is a process's resident memory now, in KiB.
+func currentRSS(pid int) int64 { return procStatusKiB(pid, "VmRSS:") }
+
+// procStatusKiB is the field of /proc/PID/status that counts KiB.
+func procStatusKiB(pid int, field string) int64 {
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		fatal(err)
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return kib
 		}
