@@ -36,7 +36,8 @@ func ValidateHostname(name string) error {
 	case name == "":
 		return fail("empty")
 	case len(name) > maxHostnameLength:
-		return fail(fmt.Sprintf("%d characters: the kernel and systemd take at most %d, so the node would not get it", len(name), maxHostnameLength))
+		return fail(fmt.Sprintf("%d characters: the kernel and systemd take at most %d, so the node would not get it",
+			len(name), maxHostnameLength))
 	case name == "localhost" || strings.HasPrefix(name, "localhost."):
 		return fail("the placeholder name of a host that has none: give the node's own name")
 	}

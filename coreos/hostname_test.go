@@ -11,7 +11,8 @@ import (
 )
 
 func TestValidateHostname(t *testing.T) {
-	for _, good := range []string{"sno1", "sno1.example.com", "0-a", strings.Repeat("a", 63), strings.Repeat("a", 31) + "." + strings.Repeat("b", 32)} {
+	for _, good := range []string{"sno1", "sno1.example.com", "0-a", strings.Repeat("a", 63),
+		strings.Repeat("a", 31) + "." + strings.Repeat("b", 32)} {
 		if err := ValidateHostname(good); err != nil {
 			t.Errorf("%q refused: %v", good, err)
 		}

@@ -333,7 +333,8 @@ func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
 			src.Hostname = host.Hostname
 		case host.Hostname:
 		default:
-			return nil, fmt.Errorf("%s says hostname %s but %s says %s; keep one of them", in.ConfigPath, src.Hostname, in.AgentConfigPath, host.Hostname)
+			return nil, fmt.Errorf("%s says hostname %s but %s says %s; keep one of them",
+				in.ConfigPath, src.Hostname, in.AgentConfigPath, host.Hostname)
 		}
 	}
 	if src.Installation.Disk != "" {
