@@ -95,7 +95,8 @@ func InspectIgnition(raw []byte) (*InstallInfo, error) {
 	}
 	sort.Slice(info.MachineConfigs, func(i, j int) bool { return info.MachineConfigs[i].Path < info.MachineConfigs[j].Path })
 	if script == nil {
-		return nil, fmt.Errorf("the config has no %s: it is not a bootstrap-in-place config, or its install-to-disk was removed", InstallToDiskScriptPath)
+		return nil, fmt.Errorf("the config has no %s: "+
+			"it is not a bootstrap-in-place config, or its install-to-disk was removed", InstallToDiskScriptPath)
 	}
 	if err := info.readScript(script); err != nil {
 		return nil, fmt.Errorf("%s: %w", InstallToDiskScriptPath, err)

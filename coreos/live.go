@@ -58,7 +58,8 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 				Message: "ignored: the config is not bootstrap-in-place, so no install-to-disk is added"})
 		}
 		if opts.Report != nil {
-			warnings = append(warnings, Warning{Message: "no progress reports: the config is not bootstrap-in-place, it has no units to report from"})
+			warnings = append(warnings, Warning{Message: "no progress reports: " +
+				"the config is not bootstrap-in-place, it has no units to report from"})
 		}
 		return raw, warnings, nil
 	}

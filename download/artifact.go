@@ -80,9 +80,11 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 	}
 	metal, ok := a.Artifacts[metalPlatform]
 	if !ok {
-		return nil, &NotInStreamError{Stream: s.Stream, What: MissingPlatform, Arch: arch, Want: metalPlatform, Have: slices.Sorted(maps.Keys(a.Artifacts))}
+		return nil, &NotInStreamError{Stream: s.Stream, What: MissingPlatform, Arch: arch, Want: metalPlatform,
+			Have: slices.Sorted(maps.Keys(a.Artifacts))}
 	}
-	noFormat := &NotInStreamError{Stream: s.Stream, What: MissingFormat, Arch: arch, Want: format, Have: slices.Sorted(maps.Keys(metal.Formats))}
+	noFormat := &NotInStreamError{Stream: s.Stream, What: MissingFormat, Arch: arch, Want: format,
+		Have: slices.Sorted(maps.Keys(metal.Formats))}
 	var files []*stream.Artifact
 	switch format {
 	case FormatISO:

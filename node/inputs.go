@@ -233,23 +233,48 @@ func ReadKeyfiles(paths []string) (initrd.Files, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := addKeyfile(files, filepath.Base(p), p, data); err != nil {
+		name := filepath.Base(p)
+		if err := addKeyfile(files, initrd.NetworkDir+"/"+name, name, p, data); err != nil {
 			return nil, err
 		}
 	}
 	return files, nil
 }
 
-// addKeyfile adds a keyfile named name, read or made from source, to files; two keyfiles
-// may not share a name.
-func addKeyfile(files initrd.Files, name, source string, data []byte) error {
-	member := initrd.NetworkDir + "/" + name
-	if _, dup := files[member]; dup {
-		return fmt.Errorf("multiple input keyfiles named %q (the second from %s): the live system keeps them in one directory; "+
-			"rename one, or describe each interface in one place only", name, source)
+// DuplicateKeyfileError says that two inputs give keyfiles of one name: the live system keeps
+// them in one directory, so one would replace the other.
+type DuplicateKeyfileError struct {
+	Name   string // the keyfile's name
+	Second string // the input that gave it a second time
+}
+
+func (e *DuplicateKeyfileError) Error() string {
+	return fmt.Sprintf("multiple input keyfiles named %q (the second from %s): the live system keeps them in one directory; "+
+		"rename one, or describe each interface in one place only", e.Name, e.Second)
+}
+
+// addKeyfile adds a keyfile named name, read or made from source, to files under key; two
+// keyfiles may not share a name.
+func addKeyfile(files initrd.Files, key, name, source string, data []byte) error {
+	if _, dup := files[key]; dup {
+		return &DuplicateKeyfileError{Name: name, Second: source}
 	}
-	files[member] = data
+	files[key] = data
 	return nil
+}
+
+// NMStateKeyfiles gives the keyfiles of the documents by their file names, as `nmstatectl gc`
+// writes them; two interfaces that give one name are a *DuplicateKeyfileError.
+func NMStateKeyfiles(docs []*nmstate.Document) (initrd.Files, error) {
+	files := initrd.Files{}
+	for _, doc := range docs {
+		for _, kf := range doc.Keyfiles() {
+			if err := addKeyfile(files, kf.Name, kf.Name, doc.File, kf.Data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
 }
 
 // NetworkKeyfiles reads the keyfiles and the NMState documents at the paths, and gives the
@@ -268,7 +293,7 @@ func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, mo
 	docs = append(docs, more...)
 	for _, doc := range docs {
 		for _, kf := range doc.Keyfiles() {
-			if err := addKeyfile(files, kf.Name, doc.File, kf.Data); err != nil {
+			if err := addKeyfile(files, initrd.NetworkDir+"/"+kf.Name, kf.Name, doc.File, kf.Data); err != nil {
 				return nil, nil, err
 			}
 		}

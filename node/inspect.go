@@ -135,7 +135,8 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 	if cfg, ok := files[initrd.IgnitionPath]; ok {
 		// Only bootstrap-in-place configs have an installation to report.
 		if info, err := coreos.InspectIgnition(cfg); err == nil {
-			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs, WipeDisk: info.Installation.WipeDisk}
+			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs,
+				WipeDisk: info.Installation.WipeDisk}
 			if d := info.Installation.RebootDelay; d != nil {
 				minutes := int(*d / time.Minute)
 				r.Installation.RebootDelayMinutes = &minutes

@@ -99,7 +99,8 @@ func build(c *cli.Context) error {
 // growEmbedAreaFlag is build's and serve's choice to rebuild an ISO whose Ignition area is
 // too small for the node.
 func growEmbedAreaFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"}
+	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, " +
+		"rebuild the ISO with a larger one"}
 }
 
 // minimalChoice merges sno.yaml's output section and the flags, both already validated.

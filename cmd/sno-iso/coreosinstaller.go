@@ -199,7 +199,8 @@ func notProvided(name string) *cli.Command {
 		SkipFlagParsing: true,
 		HideHelp:        true,
 		Action: func(c *cli.Context) error {
-			return fmt.Errorf("`%s` is not provided by sno-iso's coreos-installer drop-in, which provides %s; run coreos-installer itself for it (or its container, quay.io/coreos/coreos-installer:release)",
+			return fmt.Errorf("`%s` is not provided by sno-iso's coreos-installer drop-in, which provides %s; "+
+				"run coreos-installer itself for it (or its container, quay.io/coreos/coreos-installer:release)",
 				c.Command.HelpName, dropInProvides)
 		},
 	}
@@ -225,7 +226,8 @@ func readIgnitionUnvalidated(c *cli.Context) ([]byte, error) {
 		return nil, err
 	}
 	if _, _, err := coreos.ParseIgnition(raw); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: %s is not a valid Ignition config, embedding it anyway as coreos-installer does; the live system will fail to boot with it: %v\n",
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s is not a valid Ignition config, embedding it anyway as coreos-installer does; "+
+			"the live system will fail to boot with it: %v\n",
 			ignitionSourceName(c), err)
 	}
 	return raw, nil
@@ -242,9 +244,11 @@ func extractMinimalISO(c *cli.Context) error {
 	default:
 		return usagef("%s takes an ISO and an optional OUTPUT_ISO, got %d arguments", c.Command.HelpName, c.NArg())
 	}
-	return writeMinimal(c, c.Args().First(), out, func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
+	fromMiniso := func(ctx context.Context, iso *isobuilder.LiveISO, dir string,
+		opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
 		return iso.MinimalFromMiniso(ctx, dir, opts)
-	})
+	}
+	return writeMinimal(c, c.Args().First(), out, fromMiniso)
 }
 
 // dropInSpellings spells the sno-iso commands that errors and notes suggest as

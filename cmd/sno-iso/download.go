@@ -35,7 +35,8 @@ func downloadCommand() *cli.Command {
 			"their sha256 while streaming, resumed where a connection broke, retried when the server asks\n" +
 			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.",
 		Flags: append(streamFlags(),
-			&cli.StringFlag{Name: "format", Value: download.FormatISO, Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
+			&cli.StringFlag{Name: "format", Value: download.FormatISO,
+				Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
 			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
 			forceFlag("replace existing files in DIR"),
 			&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's)"},
@@ -50,12 +51,17 @@ func downloadCommand() *cli.Command {
 // commands that take --stream instead of --iso.
 func streamFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: a file (what openshift-install coreos print-stream-json prints), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + "); - reads standard input"},
+		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: " +
+			"a file (what openshift-install coreos print-stream-json prints), its http(s) URL, " +
+			"or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + "); - reads standard input"},
 		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
 		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
-		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
-		&cli.StringFlag{Name: "fetch-retries", Value: strconv.Itoa(download.NewFetcher().Retries), Usage: "retry a failed request up to `N` times in a row, or infinite (errors that cannot go away, such as 404, fail at once)"},
-		&cli.StringFlag{Name: "max-size", Value: "8GiB", Usage: "refuse a download whose server declares no length beyond `SIZE` (bytes, or with KiB, MiB, GiB)"},
+		&cli.StringFlag{Name: "keyring",
+			Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
+		&cli.StringFlag{Name: "fetch-retries", Value: strconv.Itoa(download.NewFetcher().Retries),
+			Usage: "retry a failed request up to `N` times in a row, or infinite (errors that cannot go away, such as 404, fail at once)"},
+		&cli.StringFlag{Name: "max-size", Value: "8GiB",
+			Usage: "refuse a download whose server declares no length beyond `SIZE` (bytes, or with KiB, MiB, GiB)"},
 	}
 }
 
@@ -230,7 +236,8 @@ func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, erro
 		name := a.Name()
 		digest, ok := sums[name]
 		if !ok {
-			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s", redact.URL(sumsURL), name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
+			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s",
+				redact.URL(sumsURL), name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
 		}
 		a.SHA256 = digest
 	}

@@ -127,6 +127,7 @@ func TestNetworkGCBadInput(t *testing.T) {
 		{"prefix", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address: [{ip: 10.0.0.1, prefix-length: 33}]\n", `prefix-length "33": must be a whole number from 0 to 32`},
 		{"ovs", "interfaces:\n- name: br-ex\n  type: ovs-bridge\n", "interface br-ex: type ovs-bridge is not supported"},
 		{"over 16 MiB", "", "huge.yaml: larger than the 16 MiB"},
+		{"an interface in two files", nmstateDoc, "multiple input keyfiles named"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bad := writeFile(t, filepath.Join(t.TempDir(), "bad.yaml"), c.doc)

@@ -61,7 +61,8 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 	var tooLarge *isobuilder.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
+		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, "+
+			"where the initramfs has no such limit", err)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
 		return networkSupportError(isoPath, err)
 	case errors.Is(err, isobuilder.ErrNoKargs):
@@ -143,7 +144,8 @@ func refuseDeviceOutput(out, stream string) error {
 	// A mistyped device name would otherwise become a file of the image's size in /dev,
 	// which is memory (devtmpfs), reported as written.
 	if errors.Is(err, fs.ErrNotExist) && inDevDir(out) {
-		return usagef("%s does not exist, and sno-iso does not create files in /dev: check the device's name (lsblk lists them) and write the image to it as a stream, with %s > /dev/DEVICE", out, stream)
+		return usagef("%s does not exist, and sno-iso does not create files in /dev: "+
+			"check the device's name (lsblk lists them) and write the image to it as a stream, with %s > /dev/DEVICE", out, stream)
 	}
 	return nil
 }

@@ -193,7 +193,8 @@ func pxeBuild(c *cli.Context) error {
 	if baseURL != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))
 	} else {
-		fmt.Fprintf(c.App.ErrWriter, "Serve it over HTTP and chain boot.ipxe from iPXE, or over TFTP beside pxelinux.0 or GRUB; --base-url lets the live system fetch the rootfs instead of loading it as a second initrd.\n")
+		fmt.Fprintf(c.App.ErrWriter, "Serve it over HTTP and chain boot.ipxe from iPXE, or over TFTP beside pxelinux.0 or GRUB; "+
+			"--base-url lets the live system fetch the rootfs instead of loading it as a second initrd.\n")
 	}
 	return nil
 }
