@@ -46,6 +46,9 @@ type Config struct {
 	// NICs map NMState interface names to MAC addresses (`interfaces`, as agent-config's
 	// hosts have): the profiles of those interfaces match their NIC by MAC.
 	NICs []nmstate.NIC
+	// Hostname is the node's name (`hostname`), written to /etc/hostname of the live and
+	// the installed system; "" when the file gives none.
+	Hostname string
 	// Customizations are Ignition configs and MachineConfigs for the installed node
 	// (`customizations`), resolved with ResolvePath.
 	Customizations []string
@@ -98,11 +101,12 @@ const (
 	bmcKey               = "bmc"
 	networkConfigKey     = "networkConfig"
 	interfacesKey        = "interfaces"
+	hostnameKey          = "hostname"
 )
 
 var (
 	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey, bmcKey,
-		networkConfigKey, interfacesKey}
+		networkConfigKey, interfacesKey, hostnameKey}
 	// plannedKeys are reserved for features of later releases: rejected, but with a
 	// message that says so rather than "unknown".
 	plannedKeys      = []string{}
@@ -169,6 +173,8 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		case interfacesKey:
 			cfg.NICs, err = nmstate.ParseNICs(name, interfacesKey, value)
 			return err
+		case hostnameKey:
+			return p.hostname(value, cfg)
 		}
 		if p.sectionSeen {
 			return p.errorf(value, "both %s and %s are set: keep one", installationKey, installConfigSection)
@@ -373,6 +379,18 @@ func (p *configParser) customizations(n *yaml.Node, cfg *Config) error {
 		}
 		cfg.Customizations = append(cfg.Customizations, cfg.ResolvePath(item.Value))
 	}
+	return nil
+}
+
+func (p *configParser) hostname(n *yaml.Node, cfg *Config) error {
+	name, err := p.str(n, hostnameKey)
+	if err != nil {
+		return err
+	}
+	if err := ValidateHostname(name); err != nil {
+		return fmt.Errorf("%s:%d:%d: %s: %w", p.name, n.Line, n.Column, hostnameKey, err)
+	}
+	cfg.Hostname = name
 	return nil
 }
 

@@ -69,6 +69,8 @@ type Sources struct {
 	// Keyfiles are payload members at initrd.NetworkDir/<name>: the keyfiles given, and
 	// those of the NMState documents.
 	Keyfiles initrd.Files
+	// Hostname is the node's name from sno.yaml or agent-config.yaml, "" when neither gives one.
+	Hostname string
 	// AgentWarnings are about agent-config.yaml settings that are not applied.
 	AgentWarnings []Warning
 	// Network are the NMState documents the keyfiles were made from.
@@ -110,7 +112,7 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 		}
 	}
 	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition,
-		ReportURL: in.ReportURL, ReportCA: in.ReportCA}
+		ReportURL: in.ReportURL, ReportCA: in.ReportCA, Hostname: cfg.Hostname}
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}
@@ -348,8 +350,17 @@ func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
 			Text: fmt.Sprintf("host %s: ", host.Hostname) + fmt.Sprintf(format, args...)})
 	}
 	if host.Hostname != "" {
-		warn("the hostname is not applied by sno-iso: the node takes its name from DHCP or reverse DNS; " +
-			"to fix it, give a customization that writes /etc/hostname")
+		if err := coreos.ValidateHostname(host.Hostname); err != nil {
+			return nil, fmt.Errorf("%s: hosts[].hostname: %w", in.AgentConfigPath, err)
+		}
+		switch src.Hostname {
+		case "":
+			src.Hostname = host.Hostname
+		case host.Hostname:
+		default:
+			return nil, fmt.Errorf("%s says hostname %s but %s says %s; keep one of them",
+				in.ConfigPath, src.Hostname, in.AgentConfigPath, host.Hostname)
+		}
 	}
 	if src.Installation.Disk != "" {
 		if host.DeviceName != "" && host.DeviceName != src.Installation.Disk || len(host.OtherHints) > 0 {

@@ -42,7 +42,8 @@ func Prepare(src *Sources) (*Node, error) {
 	if len(src.Keyfiles) > 0 && !src.CopyNetworkSet {
 		inst.CopyNetwork = true
 	}
-	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations}
+	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations,
+		Hostname: src.Hostname}
 	if src.ReportURL != "" {
 		opts.Report = &progress.Hooks{URL: src.ReportURL, CA: src.ReportCA}
 	}

@@ -24,7 +24,7 @@ const (
 	// /dev/sda); Source is the file that set the disk, "" when Inputs.Overrides did.
 	DiskWarning
 	// AgentConfigWarning is about a setting of agent-config.yaml that sno-iso does not
-	// apply (the hostname, root device hints another setting overrides); Source is the file.
+	// apply (root device hints another setting overrides); Source is the file.
 	AgentConfigWarning
 )
 

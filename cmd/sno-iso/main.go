@@ -9,15 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sno-iso/sno-iso/nmstate"
-	"github.com/sno-iso/sno-iso/node"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/suggest"
+	"github.com/sno-iso/sno-iso/nmstate"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -210,8 +211,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
 	var network *nmstate.Error
+	var hostname *coreos.HostnameError
 	var duplicate *node.DuplicateKeyfileError
-	if errors.As(err, &usage) || errors.As(err, &network) || errors.As(err, &duplicate) {
+	if errors.As(err, &usage) || errors.As(err, &network) || errors.As(err, &hostname) || errors.As(err, &duplicate) {
 		return 2
 	}
 	return 1
