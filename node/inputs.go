@@ -192,7 +192,8 @@ func (in Inputs) installation(cfg *coreos.Config) (_ coreos.Installation, diskSo
 		case inst.Disk == "":
 			inst.Disk, diskSource = fromInstallConfig.Disk, in.InstallConfigPath
 		case inst.Disk != fromInstallConfig.Disk:
-			return inst, "", fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
+			return inst, "", fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of "+
+				"them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
 		}
 	}
 	if in.Overrides.Disk != "" {

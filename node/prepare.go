@@ -80,13 +80,15 @@ func liveNetworkWarning(inst coreos.Installation, kargs coreos.LiveKargs, keyfil
 		return Warning{}, false
 	}
 	if keyfiles {
-		return Warning{Kind: KeyfilesNotCopied, Text: "copyNetwork is false: the network keyfiles configure the live system only, the installed node will use DHCP after the reboot"}, true
+		return Warning{Kind: KeyfilesNotCopied, Text: "copyNetwork is false: the network keyfiles configure the live system only, the " +
+			"installed node will use DHCP after the reboot"}, true
 	}
 	const setting = "copyNetwork: true"
 	for _, k := range kargs.Append {
 		if HasIPKarg(k) {
 			return Warning{Kind: LiveIPNotCopied, Setting: setting,
-				Text: fmt.Sprintf("live kernel argument %s configures the live system only: set %s so that the installed node keeps it after the reboot", k, setting)}, true
+				Text: fmt.Sprintf("live kernel argument %s configures the live system only: set %s so that the installed node keeps it after the "+
+					"reboot", k, setting)}, true
 		}
 	}
 	return Warning{}, false

@@ -59,7 +59,8 @@ func printInspection(w io.Writer, r *node.Report) {
 	}
 	fmt.Fprintf(w, "Architecture:  %s\n", esc(r.Arch))
 	a := r.Ignition
-	fmt.Fprintf(w, "Ignition area: %s, bytes %d to %d (%d bytes, found through %s)\n", esc(a.File), a.Offset, a.Offset+a.Length, a.Length, esc(a.Source))
+	fmt.Fprintf(w, "Ignition area: %s, bytes %d to %d (%d bytes, found through "+
+		"%s)\n", esc(a.File), a.Offset, a.Offset+a.Length, a.Length, esc(a.Source))
 	if a.LegacyHeader != "" {
 		fmt.Fprintf(w, "               legacy coreiso+ header %s\n", esc(a.LegacyHeader))
 	}
