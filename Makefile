@@ -92,6 +92,7 @@ demo: deps build
 	scripts/demo
 
 bench: deps build
+	$(GO) test ./nmstate/ -run '^$$' -bench Convert100 -benchtime 20x
 	$(GO) run ./scripts/bench -sno-iso $(BIN)
 
 clean:

@@ -3,6 +3,7 @@ package capability
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,5 +76,16 @@ func TestReadSecretFileRefusesNamedPipe(t *testing.T) {
 	fixtures.NamedPipe(t, fifo)
 	if _, err := ReadSecretFile(fifo); !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("got %v, want the pipe refused by name", err)
+	}
+}
+
+// A file far larger than a secret file is refused as one, by its path, without reading it all.
+func TestReadSecretFileTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SecretFileName)
+	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSecretFile(path); !errors.Is(err, ErrBadSecret) || !strings.Contains(err.Error(), path) {
+		t.Errorf("got %v, want ErrBadSecret naming %s", err, path)
 	}
 }

@@ -182,17 +182,18 @@ func parseUntil(field string) (time.Time, error) {
 	return t, nil
 }
 
-// maxSecretFileSize bounds a secret file: a few keys in JSON take well under 1 KiB.
-const maxSecretFileSize = 64 << 10
-
 // ReadSecretFile reads the secret at path, a regular file (a named pipe is refused, not
-// waited on). A missing file wraps ErrNoSecret.
+// waited on). A missing file wraps ErrNoSecret; one too large to be a secret file, as any
+// other unusable content, wraps ErrBadSecret.
 func ReadSecretFile(path string) (*Secret, error) {
-	raw, err := input.ReadFile(path, maxSecretFileSize, "a secret file")
-	if errors.Is(err, fs.ErrNotExist) {
+	raw, err := input.ReadFile(path, maxSecretFile, "a secret file")
+	var tooLarge *input.TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, ErrNoSecret)
-	}
-	if err != nil {
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrBadSecret, err)
+	case err != nil:
 		return nil, err
 	}
 	s, err := ParseSecret(raw)

@@ -46,6 +46,9 @@ type Config struct {
 	// NICs map NMState interface names to MAC addresses (`interfaces`, as agent-config's
 	// hosts have): the profiles of those interfaces match their NIC by MAC.
 	NICs []nmstate.NIC
+	// Hostname is the node's name (`hostname`), written to /etc/hostname of the live and
+	// the installed system; "" when the file gives none.
+	Hostname string
 	// Customizations are Ignition configs and MachineConfigs for the installed node
 	// (`customizations`), resolved with ResolvePath.
 	Customizations []string
@@ -53,9 +56,6 @@ type Config struct {
 	Output Output
 	// BMC is the node's BMC (`bmc`), nil when the file has none.
 	BMC *BMC
-	// SplitKargs are warnings, each naming the file and line, about kernel arguments that a
-	// YAML flow list split at their comma.
-	SplitKargs []string
 	// resolved are the paths ResolvePath made: every file the config names (Files).
 	resolved []string
 }
@@ -101,11 +101,12 @@ const (
 	bmcKey               = "bmc"
 	networkConfigKey     = "networkConfig"
 	interfacesKey        = "interfaces"
+	hostnameKey          = "hostname"
 )
 
 var (
 	topLevelKeys = []string{installationKey, installConfigSection, liveKargsKey, networkKey, customizationsKey, outputKey, bmcKey,
-		networkConfigKey, interfacesKey}
+		networkConfigKey, interfacesKey, hostnameKey}
 	// plannedKeys are reserved for features of later releases: rejected, but with a
 	// message that says so rather than "unknown".
 	plannedKeys      = []string{}
@@ -172,6 +173,8 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		case interfacesKey:
 			cfg.NICs, err = nmstate.ParseNICs(name, interfacesKey, value)
 			return err
+		case hostnameKey:
+			return p.hostname(value, cfg)
 		}
 		if p.sectionSeen {
 			return p.errorf(value, "both %s and %s are set: keep one", installationKey, installConfigSection)
@@ -190,7 +193,6 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		}
 	}
 	cfg.CopyNetworkSet = p.copyNetworkSet
-	cfg.SplitKargs = p.splitKargs
 	return cfg, nil
 }
 
@@ -198,7 +200,6 @@ type configParser struct {
 	name           string
 	sectionSeen    bool
 	copyNetworkSet bool
-	splitKargs     []string
 }
 
 func (p *configParser) errorf(n *yaml.Node, format string, args ...any) error {
@@ -381,6 +382,18 @@ func (p *configParser) customizations(n *yaml.Node, cfg *Config) error {
 	return nil
 }
 
+func (p *configParser) hostname(n *yaml.Node, cfg *Config) error {
+	name, err := p.str(n, hostnameKey)
+	if err != nil {
+		return err
+	}
+	if err := ValidateHostname(name); err != nil {
+		return fmt.Errorf("%s:%d:%d: %s: %w", p.name, n.Line, n.Column, hostnameKey, err)
+	}
+	cfg.Hostname = name
+	return nil
+}
+
 func (p *configParser) str(n *yaml.Node, key string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
 		return "", p.errorf(n, "%s must be a string", key)
@@ -409,10 +422,11 @@ func (p *configParser) kargs(n *yaml.Node, key string) ([]string, error) {
 			return nil, p.errorf(item, "%s[%d] %q: %v", key, i, item.Value, err)
 		}
 		if i > 0 && n.Style&yaml.FlowStyle != 0 && looksSplit(kargs[i-1], item.Value) {
+			// Both halves are valid arguments, so the media would boot with the wrong ones.
 			whole := kargs[i-1] + "," + item.Value
-			p.splitKargs = append(p.splitKargs, fmt.Sprintf("%s:%d:%d: %s[%d] %q looks like the end of %q, which the YAML flow list split at "+
-				"its comma into two kernel arguments; quote it to keep it one: %s: [%q]",
-				p.name, item.Line, item.Column, key, i, item.Value, whole, key[strings.LastIndex(key, ".")+1:], whole))
+			return nil, p.errorf(item, "%s[%d] %q looks like the end of %q, which the YAML flow list split at its comma into two "+
+				"kernel arguments; quote it to keep it one: %s: [%q] (or write one argument per line if you meant two)",
+				key, i, item.Value, whole, key[strings.LastIndex(key, ".")+1:], whole)
 		}
 		kargs = append(kargs, item.Value)
 	}

@@ -253,41 +253,39 @@ func TestDocumentedExampleParses(t *testing.T) {
 	}
 }
 
-// TestSplitKargsWarn: a YAML flow list cuts console=ttyS0,115200n8 in two at its comma; the
-// parser keeps both items (each is a valid argument) and warns, naming the file and line and
-// the quoted form, but not for lists that are what they look like.
-func TestSplitKargsWarn(t *testing.T) {
+// TestSplitKargsRefused: a YAML flow list cuts console=ttyS0,115200n8 in two at its comma;
+// both halves are valid arguments, so the parser refuses the file, naming the file and line
+// and the quoted form, but accepts lists that are what they look like.
+func TestSplitKargsRefused(t *testing.T) {
 	for _, c := range []struct {
 		name, yaml string
-		want       []string
+		want       string
 	}{
 		{"console in a flow list", "coreOSInstallation:\n  installationDisk: /dev/sda\n  appendKargs: [console=ttyS0,115200n8]\n",
-			[]string{`sno.yaml:3:31: appendKargs[1] "115200n8" looks like the end of "console=ttyS0,115200n8", which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: appendKargs: ["console=ttyS0,115200n8"]`}},
+			`sno.yaml:3:31: appendKargs[1] "115200n8" looks like the end of "console=ttyS0,115200n8", which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: appendKargs: ["console=ttyS0,115200n8"]`},
 		{"live kargs", "coreOSInstallation: {}\nliveKargs:\n  append: [quiet, console=hvc0, console=ttyS0,115200n8]\n",
-			[]string{`sno.yaml:3:47: liveKargs.append[3] "115200n8" looks like the end of "console=ttyS0,115200n8", which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: append: ["console=ttyS0,115200n8"]`}},
+			`sno.yaml:3:47: liveKargs.append[3] "115200n8" looks like the end of "console=ttyS0,115200n8", which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: append: ["console=ttyS0,115200n8"]`},
 		{"serial options after another argument", "coreOSInstallation:\n  appendKargs: [earlycon=ttyS0,9600n8r]\n",
-			[]string{`appendKargs[1] "9600n8r" looks like the end of "earlycon=ttyS0,9600n8r"`}},
+			`appendKargs[1] "9600n8r" looks like the end of "earlycon=ttyS0,9600n8r"`},
 		{"deleted console", "coreOSInstallation:\n  deleteKargs: [console=tty0, console=ttyS1,9600]\n",
-			[]string{`deleteKargs[2] "9600" looks like the end of "console=ttyS1,9600"`}},
-		{"quoted", "coreOSInstallation:\n  appendKargs: [\"console=ttyS0,115200n8\"]\n", nil},
-		{"block list", "coreOSInstallation:\n  appendKargs:\n    - console=ttyS0\n    - 115200n8\n", nil},
-		{"flags after console", "coreOSInstallation:\n  appendKargs: [console=tty0, quiet=1, nomodeset]\n", nil},
-		{"a flag right after console", "coreOSInstallation:\n  appendKargs: [console=tty0, quiet]\n", nil},
-		{"nomodeset after a serial console", "coreOSInstallation:\n  appendKargs: [console=ttyS0, nomodeset]\n", nil},
-		{"unrelated words", "coreOSInstallation:\n  appendKargs: [rd.break, quiet, 8250.nr_uarts=4]\n", nil},
+			`deleteKargs[2] "9600" looks like the end of "console=ttyS1,9600"`},
+		{"quoted", "coreOSInstallation:\n  appendKargs: [\"console=ttyS0,115200n8\"]\n", ""},
+		{"block list", "coreOSInstallation:\n  appendKargs:\n    - console=ttyS0\n    - 115200n8\n", ""},
+		{"flags after console", "coreOSInstallation:\n  appendKargs: [console=tty0, quiet=1, nomodeset]\n", ""},
+		{"a flag right after console", "coreOSInstallation:\n  appendKargs: [console=tty0, quiet]\n", ""},
+		{"nomodeset after a serial console", "coreOSInstallation:\n  appendKargs: [console=ttyS0, nomodeset]\n", ""},
+		{"unrelated words", "coreOSInstallation:\n  appendKargs: [rd.break, quiet, 8250.nr_uarts=4]\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := ParseConfig("sno.yaml", []byte(c.yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(cfg.SplitKargs) != len(c.want) {
-				t.Fatalf("warnings %q, want %d", cfg.SplitKargs, len(c.want))
-			}
-			for i, w := range c.want {
-				if !strings.Contains(cfg.SplitKargs[i], w) {
-					t.Errorf("warning %q does not contain %q", cfg.SplitKargs[i], w)
+			_, err := ParseConfig("sno.yaml", []byte(c.yaml))
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
 				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
 			}
 		})
 	}

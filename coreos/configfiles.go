@@ -12,8 +12,8 @@ type NamedFile struct {
 }
 
 // Files lists every file the config names: the network keyfiles and NMState documents, the
-// customizations, the BMC credentials file, then any other path the parser resolved, so
-// that a rule about the files a config may name (such as a nodes directory's closed world)
+// customizations, the BMC credentials and CA files, then any other path the parser resolved,
+// so that a rule about the files a config may name (such as a nodes directory's closed world)
 // sees every one.
 func (c *Config) Files() []NamedFile {
 	var files []NamedFile
@@ -28,6 +28,9 @@ func (c *Config) Files() []NamedFile {
 	}
 	if c.BMC != nil && c.BMC.CredentialsFile != "" {
 		files = append(files, NamedFile{bmcKey + ".credentialsFile", c.BMC.CredentialsFile})
+	}
+	if c.BMC != nil && c.BMC.CAFile != "" {
+		files = append(files, NamedFile{bmcKey + ".caFile", c.BMC.CAFile})
 	}
 	for _, p := range c.resolved {
 		if !slices.ContainsFunc(files, func(f NamedFile) bool { return f.Path == p }) {

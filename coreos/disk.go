@@ -24,7 +24,8 @@ func ValidateDisk(disk string) (warnings []string, err error) {
 		return nil, fmt.Errorf("installation disk is empty")
 	}
 	if len(disk) >= pathMax {
-		return nil, fmt.Errorf("installation disk path is %d bytes long, more than the %d a Linux path can have: give the device path, e.g. /dev/disk/by-id/...",
+		return nil, fmt.Errorf("installation disk path is %d bytes long, more than the %d a Linux path can have: "+
+			"give the device path, e.g. /dev/disk/by-id/...",
 			len(disk), pathMax-1)
 	}
 	for i, r := range disk {

@@ -54,6 +54,41 @@ func FuzzParseConfig(f *testing.F) {
 		if cfg.BMC != nil && !strings.Contains(cfg.BMC.Address, "://") {
 			t.Fatalf("loaded a bmc section without a usable address: %+v", cfg.BMC)
 		}
+		if cfg.Hostname != "" && ValidateHostname(cfg.Hostname) != nil {
+			t.Fatalf("loaded a hostname the node cannot take: %q", cfg.Hostname)
+		}
+	})
+}
+
+// FuzzValidateHostname: a name that passes is what /etc/hostname can hold and the node
+// registers under, and the live and installed files carry exactly it.
+func FuzzValidateHostname(f *testing.F) {
+	for _, seed := range []string{"sno1", "sno1.example.com", "SNO1", "a..b", "-a", "localhost", "a_b", strings.Repeat("a", 65)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if ValidateHostname(name) != nil {
+			return
+		}
+		if len(name) > maxHostnameLength || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") != "" ||
+			strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+			t.Fatalf("accepted %q", name)
+		}
+		custom, err := hostnameCustomization(name)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		mc, _, err := MergeCustomizations(RoleMaster, []*Customization{custom}, "")
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		manifest, err := mc.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := machineConfig("mc.yaml", manifest); !ok || got.Hostname != name {
+			t.Fatalf("the MachineConfig reads back as %+v, want hostname %q", got, name)
+		}
 	})
 }
 

@@ -59,7 +59,7 @@ type specVersion struct {
 	version string
 	parse   func(raw []byte) (config any, rpt report.Report, err error)
 	// setFileAndUnit puts file and unit (JSON entries valid in every 3.x spec) into config,
-	// replacing the entry with the same path or name, else appending.
+	// replacing the entry with the same path or name, else appending; a nil unit is none.
 	setFileAndUnit func(config any, file, unit []byte) error
 }
 
@@ -102,6 +102,9 @@ func newSpecVersion[C, F, U any](version string, parse func([]byte) (C, report.R
 			files, units := lists(config.(*C))
 			if err := replaceOrAppend(files, file, filePath); err != nil {
 				return fmt.Errorf("file entry: %w", err)
+			}
+			if unit == nil {
+				return nil
 			}
 			if err := replaceOrAppend(units, unit, unitName); err != nil {
 				return fmt.Errorf("unit entry: %w", err)

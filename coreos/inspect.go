@@ -31,6 +31,11 @@ type InstallInfo struct {
 	// MachineConfigs are the MachineConfig manifests under /opt/openshift/openshift/,
 	// which bootkube renders into the installed node's configuration.
 	MachineConfigs []MachineConfigManifest
+	// Hostname is the live system's /etc/hostname, "" when the config writes none.
+	Hostname string
+	// InstalledHostname is the /etc/hostname that a master MachineConfig writes on the
+	// installed node, "" when none does.
+	InstalledHostname string
 }
 
 // MachineConfigManifest names one MachineConfig manifest of a bootstrap-in-place config.
@@ -38,6 +43,8 @@ type MachineConfigManifest struct {
 	Path string // e.g. /opt/openshift/openshift/99_openshift-machineconfig_99-master-ssh.yaml
 	Name string // metadata.name
 	Role string // the machineconfiguration.openshift.io/role label
+	// Hostname is what the MachineConfig writes to /etc/hostname, "" when it does not.
+	Hostname string
 }
 
 // coreos-installer install options that take a value; any other word that does not start
@@ -66,11 +73,19 @@ func InspectIgnition(raw []byte) (*InstallInfo, error) {
 		switch {
 		case f.Path == InstallToDiskScriptPath:
 			script, err = fileContents(f)
+		case f.Path == HostnamePath:
+			var data []byte
+			if data, err = fileContents(f); err == nil {
+				info.Hostname = strings.TrimSpace(string(data))
+			}
 		case path.Dir(f.Path) == "/opt/openshift/openshift" && (path.Ext(f.Path) == ".yaml" || path.Ext(f.Path) == ".yml"):
 			var data []byte
 			if data, err = fileContents(f); err == nil {
 				if mc, ok := machineConfig(f.Path, data); ok {
 					info.MachineConfigs = append(info.MachineConfigs, mc)
+					if mc.Role == RoleMaster && mc.Hostname != "" {
+						info.InstalledHostname = mc.Hostname
+					}
 				}
 			}
 		}
@@ -80,7 +95,8 @@ func InspectIgnition(raw []byte) (*InstallInfo, error) {
 	}
 	sort.Slice(info.MachineConfigs, func(i, j int) bool { return info.MachineConfigs[i].Path < info.MachineConfigs[j].Path })
 	if script == nil {
-		return nil, fmt.Errorf("the config has no %s: it is not a bootstrap-in-place config, or its install-to-disk was removed", InstallToDiskScriptPath)
+		return nil, fmt.Errorf("the config has no %s: "+
+			"it is not a bootstrap-in-place config, or its install-to-disk was removed", InstallToDiskScriptPath)
 	}
 	if err := info.readScript(script); err != nil {
 		return nil, fmt.Errorf("%s: %w", InstallToDiskScriptPath, err)
@@ -128,11 +144,27 @@ func machineConfig(p string, data []byte) (MachineConfigManifest, bool) {
 			Name   string            `yaml:"name"`
 			Labels map[string]string `yaml:"labels"`
 		} `yaml:"metadata"`
+		Spec struct {
+			Config any `yaml:"config"`
+		} `yaml:"spec"`
 	}
-	if yaml.Unmarshal(data, &m) != nil || m.Kind != "MachineConfig" {
+	if yaml.Unmarshal(data, &m) != nil || m.Kind != machineConfigKind {
 		return MachineConfigManifest{}, false
 	}
-	return MachineConfigManifest{Path: p, Name: m.Metadata.Name, Role: m.Metadata.Labels["machineconfiguration.openshift.io/role"]}, true
+	mc := MachineConfigManifest{Path: p, Name: m.Metadata.Name, Role: m.Metadata.Labels[machineConfigRoleLabel]}
+	// spec.config is an Ignition config: read its files as the live config's are.
+	var config configView
+	if raw, err := json.Marshal(m.Spec.Config); err == nil && json.Unmarshal(raw, &config) == nil {
+		for _, f := range config.Storage.Files {
+			if f.Path != HostnamePath {
+				continue
+			}
+			if data, err := fileContents(f); err == nil {
+				mc.Hostname = strings.TrimSpace(string(data))
+			}
+		}
+	}
+	return mc, true
 }
 
 // readScript finds the `coreos-installer install` command, the wipe step and the reboot

@@ -24,6 +24,9 @@ type LiveIgnitionOptions struct {
 	// the Machine Config Operator. Their own warnings are left to the caller
 	// (Customization.Warnings); the merge's are returned.
 	Customizations []*Customization
+	// Hostname, when set, is written to /etc/hostname of the live system, so that bootkube's
+	// node registers under it, and of the installed one through the master MachineConfig.
+	Hostname string
 	// Report, when set, adds the progress hooks: the live system reports its phases, and a
 	// MachineConfig makes the installed system report its first boot.
 	Report *progress.Hooks
@@ -37,12 +40,17 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	if err != nil {
 		return nil, warnings, err
 	}
+	if opts.Hostname != "" {
+		if err := ValidateHostname(opts.Hostname); err != nil {
+			return nil, warnings, err
+		}
+	}
 	if !ig.IsBootstrapInPlace() {
 		if !opts.AllowAnyIgnition {
 			return nil, warnings, ErrNotBootstrapInPlace
 		}
-		if len(opts.Customizations) > 0 {
-			return nil, warnings, errors.New("customizations of the installed node need a bootstrap-in-place config: " +
+		if len(opts.Customizations) > 0 || opts.Hostname != "" {
+			return nil, warnings, errors.New("customizations of the installed node and its hostname need a bootstrap-in-place config: " +
 				"they reach the node through its bootkube and Machine Config Operator")
 		}
 		if opts.Installation.Disk != "" {
@@ -50,7 +58,8 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 				Message: "ignored: the config is not bootstrap-in-place, so no install-to-disk is added"})
 		}
 		if opts.Report != nil {
-			warnings = append(warnings, Warning{Message: "no progress reports: the config is not bootstrap-in-place, it has no units to report from"})
+			warnings = append(warnings, Warning{Message: "no progress reports: " +
+				"the config is not bootstrap-in-place, it has no units to report from"})
 		}
 		return raw, warnings, nil
 	}
@@ -66,11 +75,21 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	if err := ig.setInstallToDisk(opts.Installation, opts.Report != nil); err != nil {
 		return nil, warnings, err
 	}
+	customizations := opts.Customizations
+	if opts.Hostname != "" {
+		if err := ig.setHostname(opts.Hostname); err != nil {
+			return nil, warnings, err
+		}
+		hostname, err := hostnameCustomization(opts.Hostname)
+		if err != nil {
+			return nil, warnings, err
+		}
+		customizations = append(slices.Clip(customizations), hostname)
+	}
 	out, err := ig.Marshal()
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("writing the live Ignition config"), err)
 	}
-	customizations := opts.Customizations
 	if opts.Report != nil {
 		if out, err = addReportHooks(out, *opts.Report); err != nil {
 			return nil, warnings, err

@@ -208,7 +208,8 @@ func LoadCustomization(path string) (*Customization, error) {
 // in messages.
 func ParseCustomization(source string, data []byte) (*Customization, error) {
 	if len(data) > maxCustomizationSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes: a customization this large does not fit a live ISO; fetch big files from a URL in the Ignition config", source, maxCustomizationSize)
+		return nil, fmt.Errorf("%s is larger than %d bytes: a customization this large does not fit a live ISO; "+
+			"fetch big files from a URL in the Ignition config", source, maxCustomizationSize)
 	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if len(trimmed) == 0 {
@@ -329,10 +330,12 @@ func customizationFromMachineConfig(source string, doc any) (*Customization, err
 		return nil, errors.New("neither an Ignition config (JSON) nor a MachineConfig (YAML): the document is not a mapping")
 	}
 	if _, isIgnition := m["ignition"]; isIgnition {
-		return nil, errors.New("an Ignition config written in YAML (Butane?): give Ignition as JSON (butane --strict in.bu > out.ign), or a MachineConfig")
+		return nil, errors.New("an Ignition config written in YAML (Butane?): " +
+			"give Ignition as JSON (butane --strict in.bu > out.ign), or a MachineConfig")
 	}
 	if m["kind"] != machineConfigKind {
-		return nil, fmt.Errorf("kind %v: only a MachineConfig (kind: %s) or an Ignition config can customize the installed node", describe(m["kind"]), machineConfigKind)
+		return nil, fmt.Errorf("kind %v: "+
+			"only a MachineConfig (kind: %s) or an Ignition config can customize the installed node", describe(m["kind"]), machineConfigKind)
 	}
 	if m["apiVersion"] != machineConfigAPIVersion {
 		return nil, fmt.Errorf("apiVersion %v: a MachineConfig has apiVersion %s", describe(m["apiVersion"]), machineConfigAPIVersion)
@@ -340,7 +343,8 @@ func customizationFromMachineConfig(source string, doc any) (*Customization, err
 	metadata, _ := m["metadata"].(map[string]any)
 	labels, _ := metadata["labels"].(map[string]any)
 	if role, ok := labels[machineConfigRoleLabel]; ok && role != RoleMaster {
-		return nil, fmt.Errorf("metadata.labels %s is %v: the single node is in the %s pool, so only %s MachineConfigs apply to it", machineConfigRoleLabel, describe(role), RoleMaster, RoleMaster)
+		return nil, fmt.Errorf("metadata.labels %s is %v: the single node is in the %s pool, "+
+			"so only %s MachineConfigs apply to it", machineConfigRoleLabel, describe(role), RoleMaster, RoleMaster)
 	}
 	spec, ok := m["spec"].(map[string]any)
 	if !ok && m["spec"] != nil {
@@ -362,7 +366,8 @@ func customizationFromMachineConfig(source string, doc any) (*Customization, err
 	}
 	if len(notMerged) > 0 {
 		sort.Strings(notMerged)
-		return nil, fmt.Errorf("%s: sno-iso merges only spec.config, spec.kernelArguments and spec.extensions; add this MachineConfig to the manifests (openshift-install create manifests, then openshift/) instead", strings.Join(notMerged, ", "))
+		return nil, fmt.Errorf("%s: sno-iso merges only spec.config, spec.kernelArguments and spec.extensions; "+
+			"add this MachineConfig to the manifests (openshift-install create manifests, then openshift/) instead", strings.Join(notMerged, ", "))
 	}
 	c := &Customization{Source: source}
 	var err error

@@ -28,7 +28,8 @@ func ValidateRootfsURL(raw string) error {
 	case u.Scheme == "":
 		return &RootfsURLError{URL: raw, Reason: fmt.Sprintf("is not absolute: write http://%s (or https://)", strings.TrimPrefix(raw, "//"))}
 	case u.Scheme != "http" && u.Scheme != "https":
-		return &RootfsURLError{URL: raw, Reason: fmt.Sprintf("is %s: the live system fetches its root file system only over http:// or https://", u.Scheme)}
+		return &RootfsURLError{URL: raw,
+			Reason: fmt.Sprintf("is %s: the live system fetches its root file system only over http:// or https://", u.Scheme)}
 	case u.Host == "" || u.Hostname() == "":
 		return &RootfsURLError{URL: raw, Reason: "has no host"}
 	}

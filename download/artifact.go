@@ -68,7 +68,8 @@ const (
 const metalPlatform = "metal"
 
 // Select returns the artifacts of format (FormatISO: the live ISO; FormatPXE: kernel,
-// initramfs and rootfs) for the architecture arch ("x86_64", "aarch64", ...; "" for this
+// initramfs and rootfs; any other metal format, such as raw.xz: its disk image) for the
+// architecture arch ("x86_64", "aarch64", ...; "" for this
 // machine's). What the stream lacks is a *NotInStreamError listing what it has.
 func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 	if arch == "" {
@@ -80,9 +81,11 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 	}
 	metal, ok := a.Artifacts[metalPlatform]
 	if !ok {
-		return nil, &NotInStreamError{Stream: s.Stream, What: MissingPlatform, Arch: arch, Want: metalPlatform, Have: slices.Sorted(maps.Keys(a.Artifacts))}
+		return nil, &NotInStreamError{Stream: s.Stream, What: MissingPlatform, Arch: arch, Want: metalPlatform,
+			Have: slices.Sorted(maps.Keys(a.Artifacts))}
 	}
-	noFormat := &NotInStreamError{Stream: s.Stream, What: MissingFormat, Arch: arch, Want: format, Have: slices.Sorted(maps.Keys(metal.Formats))}
+	noFormat := &NotInStreamError{Stream: s.Stream, What: MissingFormat, Arch: arch, Want: format,
+		Have: slices.Sorted(maps.Keys(metal.Formats))}
 	var files []*stream.Artifact
 	switch format {
 	case FormatISO:
@@ -97,8 +100,12 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 			return nil, noFormat
 		}
 		files = []*stream.Artifact{pxe.Kernel, pxe.Initramfs, pxe.Rootfs}
-	default:
-		return nil, fmt.Errorf("unknown format %q: want %s or %s", format, FormatISO, FormatPXE)
+	default: // a disk image, such as raw.xz, that coreos-installer's download fetches
+		disk, ok := metal.Formats[format]
+		if !ok || disk.Disk == nil {
+			return nil, noFormat
+		}
+		files = []*stream.Artifact{disk.Disk}
 	}
 	out := make([]Artifact, len(files))
 	for i, f := range files {
@@ -112,12 +119,20 @@ func Select(s *stream.Stream, arch, format string) ([]Artifact, error) {
 
 // MachineArch is this machine's architecture as CoreOS streams name it.
 func MachineArch() string {
-	switch runtime.GOARCH {
+	return StreamArch(runtime.GOARCH)
+}
+
+// StreamArch is the CoreOS streams' name for an architecture named as Go or Debian name it
+// (amd64, arm64, ppc64el); other names are returned as they are.
+func StreamArch(name string) string {
+	switch name {
 	case "amd64":
 		return "x86_64"
 	case "arm64":
 		return "aarch64"
+	case "ppc64el":
+		return "ppc64le"
 	default: // s390x and ppc64le are spelled alike
-		return runtime.GOARCH
+		return name
 	}
 }

@@ -102,7 +102,8 @@ func (c *Cache) lookup(ctx context.Context, a Artifact, final string) (bool, err
 
 // fill downloads a into final, holding the entry's lock.
 func (c *Cache) fill(ctx context.Context, a Artifact, final string, lock *os.File) error {
-	part := &Part{Path: final + ".part", Validator: readValidator(lock), SaveValidator: func(v string) error { return writeValidator(lock, v) }}
+	part := &Part{Path: final + ".part", Validator: readValidator(lock),
+		SaveValidator: func(v string) error { return writeValidator(lock, v) }}
 	if err := c.Fetcher.Fetch(ctx, a, part); err != nil {
 		removeIfEmpty(part.Path)
 		return err

@@ -283,7 +283,8 @@ func requestError(shown string, err error) error {
 // copyBody writes body to s, up to limit.Limit bytes in all, and cancels the request with
 // ErrStalled when no byte arrives for the stall timeout: a header timeout alone would let a
 // dead body hang forever.
-func (f *Fetcher) copyBody(reqCtx context.Context, cancel context.CancelCauseFunc, s sink, body io.Reader, have *int64, limit *TooLargeError) error {
+func (f *Fetcher) copyBody(reqCtx context.Context, cancel context.CancelCauseFunc, s sink, body io.Reader, have *int64,
+	limit *TooLargeError) error {
 	watchdog := time.AfterFunc(f.StallTimeout, func() { cancel(ErrStalled) })
 	defer watchdog.Stop()
 	buf := make([]byte, 256<<10)

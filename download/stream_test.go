@@ -75,8 +75,13 @@ func TestSelectListsWhatTheStreamHas(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Select(s, "x86_64", "qcow2"); err == nil || !strings.Contains(err.Error(), "iso or pxe") {
-		t.Errorf("unknown format: got %v", err)
+	if _, err := Select(s, "x86_64", "qcow2"); err == nil || !strings.Contains(err.Error(), "iso, raw.gz") {
+		t.Errorf("a format the stream lacks: got %v", err)
+	}
+	// Other formats are disk images, one file each, as coreos-installer's download takes them.
+	raw, err := Select(s, "x86_64", "raw.gz")
+	if want := s.Architectures["x86_64"].Artifacts["metal"].Formats["raw.gz"].Disk.Location; err != nil || len(raw) != 1 || raw[0].URL != want {
+		t.Errorf("raw.gz: got %v, %v; want the one disk image %s", raw, err, want)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // TestAreaOffsetsDoNotOverflow: offsets and lengths near MaxInt64 are refused with an error
-// naming the file, where offset+length used to wrap negative and pass the bounds check.
+// naming the file: offset+length must not wrap negative and pass the bounds check.
 func TestAreaOffsetsDoNotOverflow(t *testing.T) {
 	const maxInt64 = "9223372036854775807"
 	t.Run("igninfo length", func(t *testing.T) {

@@ -35,9 +35,11 @@ func (l *LiveISO) RequireNetworkSupport() error {
 	case features.LiveInitrdNetwork:
 		return nil
 	case !found:
-		return fmt.Errorf("%w (the ISO has no coreos/features.json: it predates network support, so the live system would ignore the keyfiles)", ErrNoNetworkSupport)
+		return fmt.Errorf("%w (the ISO has no coreos/features.json: "+
+			"it predates network support, so the live system would ignore the keyfiles)", ErrNoNetworkSupport)
 	}
-	return fmt.Errorf("%w (its coreos/features.json lacks live-initrd-network, so the live system would ignore the keyfiles)", ErrNoNetworkSupport)
+	return fmt.Errorf("%w (its coreos/features.json lacks live-initrd-network, "+
+		"so the live system would ignore the keyfiles)", ErrNoNetworkSupport)
 }
 
 // EmbeddedIgnition returns the embedded Ignition config exactly as stored, or ErrNoIgnition.

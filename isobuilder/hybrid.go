@@ -133,7 +133,8 @@ func (r *relayout) span(start, sectors int64, what string) (int64, int64, error)
 				return 0, a[1], nil
 			}
 		}
-		return 0, 0, fmt.Errorf("%s spans sectors 0 to %d, which ends neither at the image, the volume nor the GPT's usable space; cannot recreate it", what, end)
+		return 0, 0, fmt.Errorf("%s spans sectors 0 to %d, which ends neither at the image, the volume nor the GPT's usable space; "+
+			"cannot recreate it", what, end)
 	}
 	if start*512 < embed.SystemAreaSize {
 		return start, sectors, nil
@@ -237,7 +238,8 @@ func parseGPT(sys []byte) (*gpt, error) {
 	entriesLBA := binary.LittleEndian.Uint64(h[72:])
 	count, entrySize := binary.LittleEndian.Uint32(h[80:]), binary.LittleEndian.Uint32(h[84:])
 	if size < 92 || size > 512 || entrySize < 128 || entrySize > 1024 || count > 1024 {
-		return nil, fmt.Errorf("GPT header at byte %d has sizes no GPT has (header %d, %d entries of %d bytes); corrupt ISO?", gptHeaderOffset, size, count, entrySize)
+		return nil, fmt.Errorf("GPT header at byte %d has sizes no GPT has (header %d, %d entries of %d bytes); "+
+			"corrupt ISO?", gptHeaderOffset, size, count, entrySize)
 	}
 	start, end := entriesLBA*512, entriesLBA*512+uint64(count)*uint64(entrySize)
 	if start < 1024 || end > embed.SystemAreaSize {

@@ -222,7 +222,8 @@ func (d *DerivedISO) Stage(ctx context.Context, stage *Stage, img *Image, dest s
 		return ctx.Err()
 	}
 	if img.size != d.size {
-		return fmt.Errorf("writing %s: the image is %d bytes but the %s is %d bytes; make it with its Image method", dest, img.size, d.tmp.label(), d.size)
+		return fmt.Errorf("writing %s: the image is %d bytes but the %s is %d bytes; "+
+			"make it with its Image method", dest, img.size, d.tmp.label(), d.size)
 	}
 	if err := writePatches(ctx, img, d.tmp.f, d.tmp.label()); err != nil {
 		return err

@@ -131,8 +131,9 @@ func (l *LiveISO) CopyPXEFile(ctx context.Context, w io.Writer, f PXEFile, progr
 
 // ExtractPXE writes every PXE file to dir as prefix+name, as `coreos-installer iso extract
 // pxe` does (prefix "rhcos-live-" gives "rhcos-live-vmlinuz"), through one Stage confined to
-// dir (NewStageIn: no symbolic link in dir is followed). Files are created new: when any destination exists nothing is written and the error wraps
-// fs.ErrExist. It returns the paths written.
+// dir (NewStageIn: no symbolic link in dir is followed). Files are created new: when any
+// destination exists nothing is written and the error wraps fs.ErrExist. It returns the
+// paths written.
 func (l *LiveISO) ExtractPXE(ctx context.Context, dir, prefix string) ([]string, error) {
 	files, err := l.PXEFiles()
 	if err != nil {
@@ -204,7 +205,8 @@ func InitramfsAppendix(features embed.Features, files initrd.Files) ([]byte, err
 func CheckInitramfsPayload(features embed.Features, files initrd.Files) error {
 	for _, p := range files.Paths() {
 		if initrd.IsNetworkFile(p) && !features.LiveInitrdNetwork {
-			return fmt.Errorf("%w (%s lacks live-initrd-network); use a newer RHCOS, or ip= kernel arguments", ErrInitramfsNoNetwork, initramfsFeaturesPath)
+			return fmt.Errorf("%w (%s lacks live-initrd-network); "+
+				"use a newer RHCOS, or ip= kernel arguments", ErrInitramfsNoNetwork, initramfsFeaturesPath)
 		}
 	}
 	return nil
@@ -253,7 +255,8 @@ func InspectInitramfs(r io.Reader) (embed.Features, error) {
 		return features, fmt.Errorf("%w: it has no %s", ErrNotLiveInitramfs, LiveInitramfsStamp)
 	}
 	if len(customized) > 0 {
-		return features, fmt.Errorf("%w: the initramfs already holds %s; start from the stock initramfs", ErrInitramfsCustomized, strings.Join(customized, ", "))
+		return features, fmt.Errorf("%w: the initramfs already holds %s; "+
+			"start from the stock initramfs", ErrInitramfsCustomized, strings.Join(customized, ", "))
 	}
 	return features, nil
 }

@@ -158,7 +158,8 @@ func (l *LiveISO) planRebuild(opts RebuildOptions) (*rebuildPlan, error) {
 			p.catalog = e.DisplayPath
 			return nil
 		}
-		f := &rebuildFile{display: e.DisplayPath, primary: e.Path, srcLBA: e.LBA, srcLen: int64(e.Length), origLen: int64(e.Length), length: int64(e.Length)}
+		f := &rebuildFile{display: e.DisplayPath, primary: e.Path, srcLBA: e.LBA,
+			srcLen: int64(e.Length), origLen: int64(e.Length), length: int64(e.Length)}
 		p.files = append(p.files, f)
 		if _, seen := byLBA[e.LBA]; !seen && e.Length > 0 {
 			byLBA[e.LBA] = f

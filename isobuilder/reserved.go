@@ -20,8 +20,9 @@ const maxPathTable = 1 << 20
 // reservedAreas lists the structures that the area rule protects besides the system area,
 // the volume descriptors and the primary directories: the path tables, the Joliet root
 // directory, the El Torito boot catalog, the backup GPT at the end of a hybrid image, and
-// the files protected as extents finds them (the ISO's metadata files, its boot files). Values that point nowhere sensible are skipped: they protect nothing, and
-// reading the ISO is not their check.
+// the files protected as extents finds them (the ISO's metadata files, its boot files).
+// Values that point nowhere sensible are skipped: they protect nothing, and reading the ISO
+// is not their check.
 func (l *LiveISO) reservedAreas(protected []reservedArea) ([]reservedArea, error) {
 	var reserved []reservedArea
 	add := func(name string, offset, length int64) {
@@ -83,7 +84,8 @@ func (l *LiveISO) backupGPT() ([]reservedArea, error) {
 	entries := binary.LittleEndian.Uint64(header[72:80])
 	count, size := int64(binary.LittleEndian.Uint32(header[80:84])), int64(binary.LittleEndian.Uint32(header[84:88]))
 	if entries < uint64(l.size/lbaSize) && count <= 1024 && size <= 4096 {
-		areas = append(areas, reservedArea{"the backup GPT partition entries", embed.Area{Offset: int64(entries) * lbaSize, Length: count * size}})
+		areas = append(areas, reservedArea{"the backup GPT partition entries",
+			embed.Area{Offset: int64(entries) * lbaSize, Length: count * size}})
 	}
 	return areas, nil
 }

@@ -74,7 +74,8 @@ func WriteFile(ctx context.Context, img *Image, dest string, opts WriteOptions) 
 func checkNotBase(img *Image, dest string) error {
 	if baseInfo, ok := img.baseInfo(); ok {
 		if destInfo, err := os.Stat(dest); err == nil && os.SameFile(baseInfo, destInfo) {
-			return fmt.Errorf("writing %s: %w (the ISO itself); to modify the ISO, edit it in place instead of writing an output", dest, ErrOutputIsInput)
+			return fmt.Errorf("writing %s: %w (the ISO itself); "+
+				"to modify the ISO, edit it in place instead of writing an output", dest, ErrOutputIsInput)
 		}
 	}
 	return nil

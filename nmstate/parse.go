@@ -386,7 +386,8 @@ func (p *parser) ifaceSettings(n *yaml.Node, path string) (*Interface, error) {
 		}
 		if slices.Contains(otherTypes, iface.Type) {
 			e := p.fail(f.value, f.path, iface.Type, fmt.Sprintf("interface %s: type %s is not supported by sno-iso "+
-				"(it converts ethernet, bond, vlan and linux-bridge); write a NetworkManager keyfile for it and pass it with --network-keyfile", iface.Name, iface.Type))
+				"(it converts ethernet, bond, vlan and linux-bridge); "+
+				"write a NetworkManager keyfile for it and pass it with --network-keyfile", iface.Name, iface.Type))
 			e.Unsupported = iface.Type
 			return nil, e
 		}

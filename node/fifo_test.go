@@ -11,8 +11,8 @@ import (
 	"github.com/sno-iso/sno-iso/internal/input"
 )
 
-// A keyfile that is a named pipe used to block the node's preparation in open(2) for good
-// (and with it every request of a server): it is refused, naming the file.
+// A keyfile that is a named pipe is refused, naming the file: waiting in open(2) for a writer
+// would block the node's preparation for good, and with it every request of a server.
 func TestLoadRefusesNamedPipeKeyfile(t *testing.T) {
 	dir := writeNodeDir(t, "coreOSInstallation:\n  installationDisk: "+testDisk+"\nnetwork:\n  keyfiles: [eth0.nmconnection]\n")
 	fifo := filepath.Join(dir, "eth0.nmconnection")

@@ -69,6 +69,8 @@ type Sources struct {
 	// Keyfiles are payload members at initrd.NetworkDir/<name>: the keyfiles given, and
 	// those of the NMState documents.
 	Keyfiles initrd.Files
+	// Hostname is the node's name from sno.yaml or agent-config.yaml, "" when neither gives one.
+	Hostname string
 	// AgentWarnings are about agent-config.yaml settings that are not applied.
 	AgentWarnings []Warning
 	// Network are the NMState documents the keyfiles were made from.
@@ -110,7 +112,7 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 		}
 	}
 	src = &Sources{IgnitionName: in.IgnitionPath, Config: cfg, AllowAnyIgnition: in.AllowAnyIgnition,
-		ReportURL: in.ReportURL, ReportCA: in.ReportCA}
+		ReportURL: in.ReportURL, ReportCA: in.ReportCA, Hostname: cfg.Hostname}
 	if in.InstallConfigPath != "" {
 		files = append(files, in.InstallConfigPath)
 	}
@@ -190,7 +192,8 @@ func (in Inputs) installation(cfg *coreos.Config) (_ coreos.Installation, diskSo
 		case inst.Disk == "":
 			inst.Disk, diskSource = fromInstallConfig.Disk, in.InstallConfigPath
 		case inst.Disk != fromInstallConfig.Disk:
-			return inst, "", fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
+			return inst, "", fmt.Errorf("%s says installationDisk %s but %s says %s; keep one of "+
+				"them", in.ConfigPath, inst.Disk, in.InstallConfigPath, fromInstallConfig.Disk)
 		}
 	}
 	if in.Overrides.Disk != "" {
@@ -231,23 +234,48 @@ func ReadKeyfiles(paths []string) (initrd.Files, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := addKeyfile(files, filepath.Base(p), p, data); err != nil {
+		name := filepath.Base(p)
+		if err := addKeyfile(files, initrd.NetworkDir+"/"+name, name, p, data); err != nil {
 			return nil, err
 		}
 	}
 	return files, nil
 }
 
-// addKeyfile adds a keyfile named name, read or made from source, to files; two keyfiles
-// may not share a name.
-func addKeyfile(files initrd.Files, name, source string, data []byte) error {
-	member := initrd.NetworkDir + "/" + name
-	if _, dup := files[member]; dup {
-		return fmt.Errorf("multiple input keyfiles named %q (the second from %s): the live system keeps them in one directory; "+
-			"rename one, or describe each interface in one place only", name, source)
+// DuplicateKeyfileError says that two inputs give keyfiles of one name: the live system keeps
+// them in one directory, so one would replace the other.
+type DuplicateKeyfileError struct {
+	Name   string // the keyfile's name
+	Second string // the input that gave it a second time
+}
+
+func (e *DuplicateKeyfileError) Error() string {
+	return fmt.Sprintf("multiple input keyfiles named %q (the second from %s): the live system keeps them in one directory; "+
+		"rename one, or describe each interface in one place only", e.Name, e.Second)
+}
+
+// addKeyfile adds a keyfile named name, read or made from source, to files under key; two
+// keyfiles may not share a name.
+func addKeyfile(files initrd.Files, key, name, source string, data []byte) error {
+	if _, dup := files[key]; dup {
+		return &DuplicateKeyfileError{Name: name, Second: source}
 	}
-	files[member] = data
+	files[key] = data
 	return nil
+}
+
+// NMStateKeyfiles gives the keyfiles of the documents by their file names, as `nmstatectl gc`
+// writes them; two interfaces that give one name are a *DuplicateKeyfileError.
+func NMStateKeyfiles(docs []*nmstate.Document) (initrd.Files, error) {
+	files := initrd.Files{}
+	for _, doc := range docs {
+		for _, kf := range doc.Keyfiles() {
+			if err := addKeyfile(files, kf.Name, kf.Name, doc.File, kf.Data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
 }
 
 // NetworkKeyfiles reads the keyfiles and the NMState documents at the paths, and gives the
@@ -266,7 +294,7 @@ func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, mo
 	docs = append(docs, more...)
 	for _, doc := range docs {
 		for _, kf := range doc.Keyfiles() {
-			if err := addKeyfile(files, kf.Name, doc.File, kf.Data); err != nil {
+			if err := addKeyfile(files, initrd.NetworkDir+"/"+kf.Name, kf.Name, doc.File, kf.Data); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -323,8 +351,17 @@ func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
 			Text: fmt.Sprintf("host %s: ", host.Hostname) + fmt.Sprintf(format, args...)})
 	}
 	if host.Hostname != "" {
-		warn("the hostname is not applied by sno-iso: the node takes its name from DHCP or reverse DNS; " +
-			"to fix it, give a customization that writes /etc/hostname")
+		if err := coreos.ValidateHostname(host.Hostname); err != nil {
+			return nil, fmt.Errorf("%s: hosts[].hostname: %w", in.AgentConfigPath, err)
+		}
+		switch src.Hostname {
+		case "":
+			src.Hostname = host.Hostname
+		case host.Hostname:
+		default:
+			return nil, fmt.Errorf("%s says hostname %s but %s says %s; keep one of them",
+				in.ConfigPath, src.Hostname, in.AgentConfigPath, host.Hostname)
+		}
 	}
 	if src.Installation.Disk != "" {
 		if host.DeviceName != "" && host.DeviceName != src.Installation.Disk || len(host.OtherHints) > 0 {

@@ -25,6 +25,7 @@ type Report struct {
 	Features     *embed.Features     `json:"features,omitempty"`
 	Installation *InstallationReport `json:"installation,omitempty"`
 	Network      *NetworkReport      `json:"network,omitempty"`
+	Hostname     *HostnameReport     `json:"hostname,omitempty"`
 	MinimalISO   MinimalISOReport    `json:"minimalISO"`
 }
 
@@ -34,6 +35,13 @@ type NetworkReport struct {
 	// CopiedToInstalledSystem says whether install-to-disk passes --copy-network, so the
 	// installed node keeps these profiles.
 	CopiedToInstalledSystem bool `json:"copiedToInstalledSystem"`
+}
+
+// HostnameReport is the name the node takes: the live system's /etc/hostname and the one a
+// master MachineConfig writes on the installed system ("" when none).
+type HostnameReport struct {
+	Live      string `json:"live"`
+	Installed string `json:"installed"`
 }
 
 // IgnitionAreaReport is the Ignition area and what it holds.
@@ -127,13 +135,17 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 	if cfg, ok := files[initrd.IgnitionPath]; ok {
 		// Only bootstrap-in-place configs have an installation to report.
 		if info, err := coreos.InspectIgnition(cfg); err == nil {
-			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs, WipeDisk: info.Installation.WipeDisk}
+			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs,
+				WipeDisk: info.Installation.WipeDisk}
 			if d := info.Installation.RebootDelay; d != nil {
 				minutes := int(*d / time.Minute)
 				r.Installation.RebootDelayMinutes = &minutes
 			}
 			for _, mc := range info.MachineConfigs {
 				r.Installation.MachineConfigs = append(r.Installation.MachineConfigs, mc.Name)
+			}
+			if info.Hostname != "" || info.InstalledHostname != "" {
+				r.Hostname = &HostnameReport{Live: info.Hostname, Installed: info.InstalledHostname}
 			}
 		}
 	}

@@ -42,7 +42,8 @@ func Prepare(src *Sources) (*Node, error) {
 	if len(src.Keyfiles) > 0 && !src.CopyNetworkSet {
 		inst.CopyNetwork = true
 	}
-	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations}
+	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations,
+		Hostname: src.Hostname}
 	if src.ReportURL != "" {
 		opts.Report = &progress.Hooks{URL: src.ReportURL, CA: src.ReportCA}
 	}
@@ -58,9 +59,6 @@ func Prepare(src *Sources) (*Node, error) {
 			continue
 		}
 		n.Warnings = append(n.Warnings, Warning{Kind: IgnitionWarning, Text: fmt.Sprintf("%s: %s", src.IgnitionName, w)})
-	}
-	for _, w := range src.Config.SplitKargs {
-		n.Warnings = append(n.Warnings, Warning{Kind: SplitKarg, Text: w})
 	}
 	for _, w := range src.CustomizationWarnings {
 		n.Warnings = append(n.Warnings, Warning{Kind: CustomizationWarning, Text: w})
@@ -82,13 +80,15 @@ func liveNetworkWarning(inst coreos.Installation, kargs coreos.LiveKargs, keyfil
 		return Warning{}, false
 	}
 	if keyfiles {
-		return Warning{Kind: KeyfilesNotCopied, Text: "copyNetwork is false: the network keyfiles configure the live system only, the installed node will use DHCP after the reboot"}, true
+		return Warning{Kind: KeyfilesNotCopied, Text: "copyNetwork is false: the network keyfiles configure the live system only, the " +
+			"installed node will use DHCP after the reboot"}, true
 	}
 	const setting = "copyNetwork: true"
 	for _, k := range kargs.Append {
 		if HasIPKarg(k) {
 			return Warning{Kind: LiveIPNotCopied, Setting: setting,
-				Text: fmt.Sprintf("live kernel argument %s configures the live system only: set %s so that the installed node keeps it after the reboot", k, setting)}, true
+				Text: fmt.Sprintf("live kernel argument %s configures the live system only: set %s so that the installed node keeps it after the "+
+					"reboot", k, setting)}, true
 		}
 	}
 	return Warning{}, false

@@ -20,14 +20,11 @@ const (
 	// MinimalWithoutRootfsURL says that a minimal ISO has no URL to fetch its root file
 	// system from: it cannot boot unaided. Setting is the sno.yaml setting that gives one.
 	MinimalWithoutRootfsURL
-	// SplitKarg says that a kernel argument of sno.yaml looks cut in two at its comma by a
-	// YAML flow list ([console=ttyS0,115200n8]); Text names the file and line.
-	SplitKarg
 	// DiskWarning is about the installation disk setting (an unstable kernel name such as
 	// /dev/sda); Source is the file that set the disk, "" when Inputs.Overrides did.
 	DiskWarning
 	// AgentConfigWarning is about a setting of agent-config.yaml that sno-iso does not
-	// apply (the hostname, root device hints another setting overrides); Source is the file.
+	// apply (root device hints another setting overrides); Source is the file.
 	AgentConfigWarning
 )
 

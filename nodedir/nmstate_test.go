@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/node"
 )
@@ -13,8 +14,8 @@ import (
 const testDisk = "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3"
 
 // A node directory may hold its network as nmstate.yaml or agent-config.yaml: the keyfiles
-// are in the payload, copied to the installed node, and the agent host's deviceName is the
-// disk when sno.yaml gives none.
+// are in the payload, copied to the installed node, the agent host's deviceName is the
+// disk when sno.yaml gives none, and its hostname is the node's.
 func TestNMStateInNodeDirectory(t *testing.T) {
 	_, dir := nodesDir(t, "")
 	write(t, filepath.Join(dir, ConfigFile), "coreOSInstallation: {}\n")
@@ -44,6 +45,11 @@ hosts:
 	}
 	if n.Installation.Disk != testDisk || !n.Installation.CopyNetwork {
 		t.Errorf("installation %+v: want the agent host's disk and copyNetwork implied by the keyfiles", n.Installation)
+	}
+	// The agent host's hostname is the node's, live and installed.
+	info, err := coreos.InspectIgnition(n.Payload[initrd.IgnitionPath])
+	if err != nil || info.Hostname != "sno" || info.InstalledHostname != "sno" {
+		t.Errorf("the live config's hostname: %+v, %v", info, err)
 	}
 }
 

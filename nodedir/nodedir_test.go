@@ -56,6 +56,7 @@ func TestClosedWorld(t *testing.T) {
 		{"link", "network:\n  keyfiles: [escape.nmconnection]\n", "network.keyfiles[0]", true},
 		{"customization", "customizations: [sub/../../other/eth0.nmconnection]\n", "customizations[0]", false},
 		{"credentials", "bmc:\n  address: https://192.0.2.1\n  credentialsFile: /etc/passwd\n", "bmc.credentialsFile", false},
+		{"ca", "bmc:\n  address: https://192.0.2.1\n  caFile: ../other/eth0.nmconnection\n", "bmc.caFile", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes, dir := nodesDir(t, "")

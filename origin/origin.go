@@ -121,7 +121,8 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 	cr, err := knownRange(resp.Header)
 	// More than asked for would be allocated as it is announced: refuse it.
 	if err != nil || cr.First != 0 || cr.Last >= o.opts.BlockSize {
-		return nil, o.fail(0, &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: Content-Range %q for bytes 0-%d", ErrBadResponse, resp.Header.Get("Content-Range"), o.opts.BlockSize-1)})
+		return nil, o.fail(0, &Error{URL: o.display, Status: resp.StatusCode,
+			Err: fmt.Errorf("%w: Content-Range %q for bytes 0-%d", ErrBadResponse, resp.Header.Get("Content-Range"), o.opts.BlockSize-1)})
 	}
 	o.size = cr.Size
 	if resp.Request.URL.String() != o.rawURL {
@@ -260,7 +261,8 @@ func (o *Object) rangeBody(ctx context.Context, cancel context.CancelFunc, off, 
 	}
 	if err == nil {
 		if err = o.checkRange(resp, off, n); err == nil && b.conn != nil && (resp.ContentLength != n || len(resp.TransferEncoding) > 0) {
-			err = &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: %d body bytes framed %v for a %d-byte range", ErrBadResponse, resp.ContentLength, resp.TransferEncoding, n)}
+			err = &Error{URL: o.display, Status: resp.StatusCode,
+				Err: fmt.Errorf("%w: %d body bytes framed %v for a %d-byte range", ErrBadResponse, resp.ContentLength, resp.TransferEncoding, n)}
 		}
 		if err != nil && b.conn == nil {
 			resp.Body.Close()
@@ -311,7 +313,8 @@ func (o *Object) checkRange(resp *http.Response, off, n int64) error {
 		return o.changedError(fmt.Sprintf("size %d, opened with %d bytes", cr.Size, o.size))
 	}
 	if cr.First != off || cr.Last != off+n-1 {
-		return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: Content-Range %q for bytes %d-%d", ErrBadResponse, resp.Header.Get("Content-Range"), off, off+n-1)}
+		return &Error{URL: o.display, Status: resp.StatusCode,
+			Err: fmt.Errorf("%w: Content-Range %q for bytes %d-%d", ErrBadResponse, resp.Header.Get("Content-Range"), off, off+n-1)}
 	}
 	return nil
 }

@@ -42,11 +42,13 @@ func ParseAddress(s string) (Address, error) {
 	}
 	scheme, ok := addressScheme(strings.ToLower(u.Scheme))
 	if !ok {
-		return Address{}, fmt.Errorf("%w %q: scheme %q is not https, http, redfish-virtualmedia or idrac-virtualmedia", ErrBadAddress, s, u.Scheme)
+		return Address{}, fmt.Errorf("%w %q: scheme %q is not https, http, redfish-virtualmedia or idrac-virtualmedia",
+			ErrBadAddress, s, u.Scheme)
 	}
 	switch {
 	case u.User != nil:
-		return Address{}, fmt.Errorf("%w: credentials do not belong in the address; pass them from the environment or a credentials file", ErrBadAddress)
+		return Address{}, fmt.Errorf("%w: credentials do not belong in the address; "+
+			"pass them from the environment or a credentials file", ErrBadAddress)
 	case u.Host == "" || u.Hostname() == "":
 		return Address{}, fmt.Errorf("%w %q: no host", ErrBadAddress, s)
 	case u.RawQuery != "" || u.Fragment != "":

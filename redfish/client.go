@@ -336,7 +336,8 @@ func (c *Client) check(method, path string, resp *response) (*response, error) {
 		if !failed {
 			return resp, nil
 		}
-		e = &Error{Method: method, Path: path, StatusCode: resp.status, Code: eb.Error.Code, Message: eb.Error.Message, ExtendedInfo: eb.Error.ExtendedInfo}
+		e = &Error{Method: method, Path: path, StatusCode: resp.status, Code: eb.Error.Code, Message: eb.Error.Message,
+			ExtendedInfo: eb.Error.ExtendedInfo}
 	}
 	c.mu.Lock()
 	accepted := c.accepted

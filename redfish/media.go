@@ -202,7 +202,8 @@ func extend(m, more map[string]any) map[string]any {
 }
 
 // ladderProperties are the properties whose mention in a 400 makes the next rung worth a try.
-var ladderProperties = []string{"TransferProtocolType", "TransferMethod", "UserName", "Password", "PropertyMissing", "ActionParameterMissing"}
+var ladderProperties = []string{"TransferProtocolType", "TransferMethod", "UserName", "Password", "PropertyMissing",
+	"ActionParameterMissing"}
 
 // insert puts imageURL into the slot: the InsertMedia action with the ladder of bodies, or a
 // PATCH when the slot has no action.

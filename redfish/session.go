@@ -96,7 +96,8 @@ func (c *Client) login(ctx context.Context) error {
 	c.token, c.basic = "", false
 	c.mu.Unlock()
 	creds := c.opts.Credentials
-	r := request{method: http.MethodPost, path: sessions, body: map[string]string{"UserName": creds.Username, "Password": creds.Password}, login: true}
+	r := request{method: http.MethodPost, path: sessions, body: map[string]string{"UserName": creds.Username, "Password": creds.Password},
+		login: true}
 	resp, err := c.send(ctx, r)
 	if err != nil {
 		return err

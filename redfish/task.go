@@ -40,7 +40,8 @@ func (c *Client) followTask(ctx context.Context, accepted *response) (*response,
 	if resp.status < 300 && json.Unmarshal(resp.body, &t) == nil {
 		switch t.TaskState {
 		case "Exception", "Killed", "Cancelled":
-			return nil, &Error{Method: http.MethodGet, Path: monitor, StatusCode: resp.status, Message: "the task ended " + t.TaskState, ExtendedInfo: t.Messages}
+			return nil, &Error{Method: http.MethodGet, Path: monitor, StatusCode: resp.status, Message: "the task ended " + t.TaskState,
+				ExtendedInfo: t.Messages}
 		}
 	}
 	return resp, nil

@@ -235,7 +235,8 @@ func (m *byteranges) partHeader(i int) string {
 	if i == 0 {
 		sep = ""
 	}
-	return fmt.Sprintf("%s--%s\r\nContent-Range: %s\r\nContent-Type: %s\r\n\r\n", sep, m.boundary, m.ranges[i].contentRange(m.size), m.contentType)
+	return fmt.Sprintf("%s--%s\r\nContent-Range: %s\r\nContent-Type: %s\r\n\r\n",
+		sep, m.boundary, m.ranges[i].contentRange(m.size), m.contentType)
 }
 
 func (m *byteranges) trailer() string { return "\r\n--" + m.boundary + "--\r\n" }

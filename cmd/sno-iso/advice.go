@@ -20,7 +20,8 @@ var advice = []struct {
 	err  error
 	hint string
 }{
-	{isobuilder.ErrCustomized, "; reset it with `sno-iso reset` (or `coreos-installer iso reset`), or start from the pristine ISO, and try again"},
+	{isobuilder.ErrCustomized, "; reset it with `sno-iso reset` (or `coreos-installer iso reset`), " +
+		"or start from the pristine ISO, and try again"},
 	{isobuilder.ErrKargsDisagree, ", `sno-iso kargs reset` restores the defaults"},
 	{coreos.ErrNotBootstrapInPlace, ", or pass --allow-any-ignition to embed this config unchanged"},
 	{coreos.ErrNoInstallationDisk, ", or --installation-disk"},
@@ -30,7 +31,8 @@ var advice = []struct {
 	{isobuilder.ErrNoMiniso, "; `sno-iso minimal ISO OUT` rebuilds a minimal ISO without it"},
 	{serve.ErrNodesNotDir, "; " + nodesDirAdvice},
 	{isobuilder.ErrOutsideOutputDir, "; remove the link, or choose another output directory"},
-	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), or download the ISO and pass its path"},
+	{origin.ErrNoRanges, "; --iso needs a web server or object store that answers Range requests (nginx, S3, GCS, MinIO do), " +
+		"or download the ISO and pass its path"},
 	{origin.ErrNoValidator, "; serve the ISO from a server that sends ETag or Last-Modified (nginx, S3 do), " +
 		"or fetch it once with `sno-iso download --url URL --sha256 HEX` and pass its path to --iso"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},

@@ -46,6 +46,12 @@ func intersperse(app *cli.App, args []string) ([]string, error) {
 		}
 		commands, flags = cmd.Subcommands, cmd.Flags
 	}
+	// A command with subcommands takes no arguments: a word where a subcommand goes is a
+	// mistyped one, and left in place it reaches unknownCommand, which names the nearest,
+	// instead of the options after it being read as the group's unknown options.
+	if i < len(args) && len(commands) > 0 && !strings.HasPrefix(args[i], "-") {
+		return args, nil
+	}
 	out := append([]string{}, args[:i]...)
 	var positional []string
 	given := map[cli.Flag]bool{}

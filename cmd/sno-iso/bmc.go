@@ -49,17 +49,21 @@ func bmcCommand() *cli.Command {
 					"--open boots URL/NODE.iso of a server started with --open. Running it again changes nothing\n" +
 					"when the image is inserted and the server is on.",
 				Flags: append(bmcFlags(),
-					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query string works everywhere)"},
+					&cli.StringFlag{Name: "iso-url", Usage: "the `URL` the BMC fetches the ISO from (plain http, ending in .iso, without a query " +
+						"string works everywhere)"},
 					&cli.StringFlag{Name: "serve-url", Usage: "with --node: the `URL` of `sno-iso serve` (http://HOST:PORT)"},
 					&cli.BoolFlag{Name: "minimal", Usage: "with --node: boot the node's minimal ISO"},
-					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: DIR/" + capability.SecretFileName + ", beside the node)"},
+					&cli.StringFlag{Name: "secret-file", Usage: "with --node: the `FILE` serve was given in --secret-file (default: " +
+						"DIR/" + capability.SecretFileName + ", beside the node)"},
 					&cli.BoolFlag{Name: "open", Usage: "with --node: the plain URL of a server started with --open"},
 					&cli.StringFlag{Name: "slot", Usage: "the virtual media slot `ID` to use (default: the first CD/DVD slot that takes the image)"},
 					&cli.StringFlag{Name: "boot-mode", Usage: "`MODE` of the boot override, uefi or legacy (default: leave the server's)"},
 					&cli.BoolFlag{Name: "no-power", Usage: "leave power alone: the server boots the ISO at its next start"},
 					&cli.BoolFlag{Name: "wait", Usage: "wait until the server reports power on"},
-					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and clear the boot override"},
-					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after `DURATION`"},
+					&cli.BoolFlag{Name: "eject-after-install", Usage: "with --node: stay until the node reports install-done, then eject the media and " +
+						"clear the boot override"},
+					&cli.DurationFlag{Name: "install-timeout", Value: 90 * time.Minute, Usage: "with --eject-after-install: give up waiting after " +
+						"`DURATION`"},
 				),
 				Action: bmcBoot,
 			},
@@ -85,11 +89,13 @@ func bmcFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bmc", Usage: "the BMC's Redfish `ADDRESS`"},
 		&cli.StringFlag{Name: "node", Usage: "the node `DIR/NODE` whose sno.yaml has a bmc section"},
 		&cli.StringFlag{Name: "system", Usage: "the System when the BMC manages several: its `ID`, Name, UUID or path"},
-		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " + envBMCUsername + " and " + envBMCPassword + ")"},
+		&cli.StringFlag{Name: "credentials-file", Usage: "YAML `FILE` with username: and password: (default: " +
+			"" + envBMCUsername + " and " + envBMCPassword + ")"},
 		&cli.BoolFlag{Name: "insecure", Usage: "do not verify the BMC's TLS certificate"},
 		&cli.StringFlag{Name: "ca-file", Usage: "PEM `FILE` with the CA that signed the BMC's certificate"},
 		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up after `DURATION`"},
-		&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "first wait before retrying a busy BMC, and between polls of its state (`DURATION`, doubled per retry)"},
+		&cli.DurationFlag{Name: "retry-delay", Value: 2 * time.Second, Usage: "first wait before retrying a busy BMC, and between polls of " +
+			"its state (`DURATION`, doubled per retry)"},
 		&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object on standard output"},
 		&cli.BoolFlag{Name: "verbose", Usage: "trace the HTTP exchanges on standard error, credentials and tokens redacted"},
 	}
@@ -106,15 +112,15 @@ type bmcTarget struct {
 	node string
 	// address is the address as given; the *From fields name where a setting came from,
 	// a flag or a sno.yaml key, for errors to blame the right one.
-	address                                                string
-	addressFrom, insecureFrom, caFileFrom, credentialsFrom string
+	address                                                            string
+	addressFrom, systemFrom, insecureFrom, caFileFrom, credentialsFrom string
 }
 
 func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 	if c.NArg() != 0 {
 		return nil, usagef("%s takes no arguments, got %q", c.Command.HelpName, c.Args().Slice())
 	}
-	t := &bmcTarget{system: c.String("system"), insecure: c.Bool("insecure"), insecureFrom: "--insecure",
+	t := &bmcTarget{system: c.String("system"), systemFrom: "--system", insecure: c.Bool("insecure"), insecureFrom: "--insecure",
 		caFile: c.String("ca-file"), caFileFrom: "--ca-file", addressFrom: "--bmc"}
 	address := c.String("bmc")
 	credentialsFile := c.String("credentials-file")
@@ -134,8 +140,8 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		key := func(name string) string { return "bmc." + name + " in " + b.Config }
 		address, t.addressFrom = b.Address, key("address")
 		nodeCredentials, nodeCredentialsFrom = b.CredentialsFile, key("credentialsFile")
-		if t.system == "" {
-			t.system = b.SystemID
+		if t.system == "" && b.SystemID != "" {
+			t.system, t.systemFrom = b.SystemID, key("systemID")
 		}
 		if !t.insecure && b.Insecure {
 			t.insecure, t.insecureFrom = true, key("insecure")
@@ -319,6 +325,8 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 			err, t.creds.Username, t.credentialsFrom)
 	case errors.Is(err, redfish.ErrPlainHTTP):
 		return fmt.Errorf("%w; this BMC speaks plain HTTP: write %s in %s", err, plainHTTPAddress(t.address), t.addressFrom)
+	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem && t.systemFrom != "--system":
+		return fmt.Errorf("%w; correct %s, or choose one with --system ID", err, t.systemFrom)
 	case errors.As(err, &notFound) && notFound.Kind == redfish.KindSystem, errors.As(err, &ambiguous):
 		return fmt.Errorf("%w; choose one with --system ID", err)
 	case errors.As(err, &notFound):
@@ -335,7 +343,8 @@ func bmcAdvice(c *cli.Context, t *bmcTarget, err error) error {
 	case errors.Is(err, redfish.ErrNotRedfish):
 		return fmt.Errorf("%w; check the address: it should be the BMC's https://HOST", err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w: the BMC did not finish within --timeout %s; check that it is reachable, or raise --timeout", err, c.Duration("timeout"))
+		return fmt.Errorf("%w: the BMC did not finish within --timeout %s; check that it is reachable, or raise "+
+			"--timeout", err, c.Duration("timeout"))
 	}
 	return err
 }
@@ -407,7 +416,7 @@ func bootMode(s string) (string, error) {
 	case "legacy", "bios":
 		return redfish.ModeLegacy, nil
 	}
-	return "", usagef("--boot-mode is uefi or legacy, not %q", s)
+	return "", badValue("boot-mode", s, []string{"uefi", "legacy"})
 }
 
 // bootImageURL is --iso-url, or with --node the URL serve gives the node.
@@ -435,7 +444,8 @@ func bootImageURL(c *cli.Context, t *bmcTarget) (string, error) {
 	if c.Bool("open") && c.IsSet("secret-file") {
 		return "", usagef("--open names the plain URL of a server without a secret: leave out --secret-file")
 	}
-	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), nodedir.Access{SecretFile: c.String("secret-file"), Open: c.Bool("open")})
+	access := nodedir.Access{SecretFile: c.String("secret-file"), Open: c.Bool("open")}
+	return servedISOURL(serveURL, c.String("node"), c.Bool("minimal"), access)
 }
 
 // servedISOURL is the URL at which `sno-iso serve` offers the ISO of the node in nodeDir.
@@ -455,9 +465,12 @@ func servedISOURL(serveURL, nodeDir string, minimal bool, access nodedir.Access)
 func servedSecretAdvice(err error) error {
 	switch {
 	case errors.Is(err, capability.ErrNoSecret):
-		return fmt.Errorf("%w, so the node's capability URL is unknown; start sno-iso serve over the nodes directory once (it creates the secret) or run sno-iso serve rotate-secret --nodes DIR; give --secret-file if serve was started with one, or --open if it was started with --open", err)
+		return fmt.Errorf("%w, so the node's capability URL is unknown; start sno-iso serve over the nodes directory once (it creates the "+
+			"secret) or run sno-iso serve rotate-secret --nodes DIR; give --secret-file if serve was started with one, or --open if it was "+
+			"started with --open", err)
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w; the secret is the owner's only: run bmc boot as the user that runs sno-iso serve, or give a readable copy in --secret-file", err)
+		return fmt.Errorf("%w; the secret is the owner's only: run bmc boot as the user that runs sno-iso serve, or give a readable copy in "+
+			"--secret-file", err)
 	}
 	return secretAdvice(err)
 }

@@ -97,10 +97,10 @@ func TestBMCNodeKeysNamed(t *testing.T) {
 		f.WriteString(keys)
 		return dir, config
 	}
-	ca := filepath.Join(nodes, "bmc-ca.pem")
+	// A node's files, its CA too, are inside its directory.
+	withCA, _ := withKeys("with-ca", secure.URL(), "  caFile: bmc-ca.pem\n")
+	ca := filepath.Join(withCA, "bmc-ca.pem")
 	writeFile(t, ca, string(secure.CertificatePEM()))
-
-	withCA, _ := withKeys("with-ca", secure.URL(), "  caFile: ../bmc-ca.pem\n")
 	mustBMC(t, bmcArgs("status", "--node", withCA)...)
 
 	insecure, config := withKeys("insecure", secure.URL(), "  insecure: true\n")
@@ -110,10 +110,14 @@ func TestBMCNodeKeysNamed(t *testing.T) {
 		t.Errorf("exit %d; the error blames --insecure, which was not given:\n%s", r.code, r.stderr)
 	}
 
-	otherCA, config := withKeys("other-ca", secure.URL(), "  caFile: ../wrong-ca.pem\n")
-	writeFile(t, filepath.Join(nodes, "wrong-ca.pem"), string(otherCAPEM(t)))
+	otherCA, config := withKeys("other-ca", secure.URL(), "  caFile: wrong-ca.pem\n")
+	writeFile(t, filepath.Join(otherCA, "wrong-ca.pem"), string(otherCAPEM(t)))
 	r = snoEnv(t, bmcEnv, bmcArgs("status", "--node", otherCA)...)
-	wantBMCFailure(t, r, "certificate", "bmc.caFile in "+config+" "+filepath.Join(nodes, "wrong-ca.pem")+" is not the CA")
+	wantBMCFailure(t, r, "certificate", "bmc.caFile in "+config+" "+filepath.Join(otherCA, "wrong-ca.pem")+" is not the CA")
+
+	wrongSystem, config := withKeys("wrong-system", plain.URL(), "  systemID: nowhere\n")
+	r = snoEnv(t, bmcEnv, bmcArgs("status", "--node", wrongSystem)...)
+	wantBMCFailure(t, r, `"nowhere"`, "correct bmc.systemID in "+config)
 
 	missingCA, config := withKeys("missing-ca", secure.URL(), "  caFile: nowhere.pem\n")
 	r = snoEnv(t, bmcEnv, bmcArgs("status", "--node", missingCA)...)

@@ -78,7 +78,8 @@ var bootCases = []bootCase{
 	// The main job: a bootstrap-in-place config through `sno-iso build` with an sno.yaml.
 	{"sno-iso-build-bootstrap-in-place", bipBuildImage, allBootModes, bootWant{kargs: lookalikeKargs, ignition: bipBootPrepared}},
 	// Static network from an NMState document: its keyfiles in the initramfs, and
-	// install-to-disk copying them to the installed system.
+	// install-to-disk copying them to the installed system; sno.yaml's hostname in the live
+	// config's /etc/hostname and its MachineConfig.
 	{"sno-iso-build-nmstate", nmstateBuildImage, []string{"bios-cd"},
 		bootWant{kargs: lookalikeKargs, ignition: bipBootPreparedCopyNetwork, network: nmstateBootKeyfiles}},
 }
@@ -95,8 +96,12 @@ dns-resolver: {config: {server: [192.0.2.1]}}
 routes: {config: [{destination: 0.0.0.0/0, next-hop-address: 192.0.2.1, next-hop-interface: bond0}]}
 `
 
+// nmstateBootHostname is the sno.yaml hostname of the NMState boot.
+const nmstateBootHostname = "sno-boot.example.com"
+
 // nmstateBootKeyfiles are the library's keyfiles for nmstateBootDoc, which the boot must find
-// byte for byte; bipBootPreparedCopyNetwork is the live config with --copy-network.
+// byte for byte; bipBootPreparedCopyNetwork is the live config with --copy-network and
+// nmstateBootHostname.
 var nmstateBootKeyfiles, bipBootPreparedCopyNetwork = prepareNMStateForBoot()
 
 func prepareNMStateForBoot() (map[string][]byte, []byte) {
@@ -109,17 +114,23 @@ func prepareNMStateForBoot() (map[string][]byte, []byte) {
 		files[kf.Name] = kf.Data
 	}
 	prepared, _, err := coreos.PrepareLiveIgnition(bipBootInput, coreos.LiveIgnitionOptions{
-		Installation: coreos.Installation{Disk: bipBootDisk, CopyNetwork: true},
+		Installation: coreos.Installation{Disk: bipBootDisk, CopyNetwork: true}, Hostname: nmstateBootHostname,
 	})
 	if err != nil {
 		panic(err)
+	}
+	if info, err := coreos.InspectIgnition(prepared); err != nil || info.Hostname != nmstateBootHostname ||
+		info.InstalledHostname != nmstateBootHostname {
+		panic(fmt.Sprintf("the prepared live config lacks the hostname: %+v, %v", info, err))
 	}
 	return files, prepared
 }
 
 func nmstateBuildImage(t *testing.T, pristine, dir string) string {
-	doc := writeFile(t, filepath.Join(dir, "nmstate.yaml"), nmstateBootDoc)
-	return bipBuild(t, pristine, dir, "--installation-disk", bipBootDisk, "--network-nmstate", doc)
+	writeFile(t, filepath.Join(dir, "nmstate.yaml"), nmstateBootDoc)
+	config := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: "+bipBootDisk+
+		"\nnetwork:\n  nmstate: [nmstate.yaml]\nhostname: "+nmstateBootHostname+"\n")
+	return bipBuild(t, pristine, dir, "--config", config)
 }
 
 // bipBootDisk is where the booted node would install itself.

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
@@ -85,13 +82,15 @@ func build(c *cli.Context) error {
 	if err != nil || out == "-" {
 		return existsAdvice(c, err)
 	}
-	abs, _ := filepath.Abs(out)
+	if out == "" {
+		out = isoPath
+	}
 	if minimal && opts.RootfsURL == "" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s, a minimal ISO without a rootfs URL%s.\n", abs, rootfsNote(""))
+		sayWrote(c, out, ", a minimal ISO without a rootfs URL"+rootfsNote("")+".")
 	} else if disk := n.Installation.Disk; disk != "" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s: boots the live system, runs bootkube, installs to %s and reboots.\n", abs, disk)
+		sayWrote(c, out, ": boots the live system, runs bootkube, installs to "+disk+" and reboots.")
 	} else {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s\n", abs)
+		sayWrote(c, out, "")
 	}
 	return nil
 }
@@ -99,7 +98,8 @@ func build(c *cli.Context) error {
 // growEmbedAreaFlag is build's and serve's choice to rebuild an ISO whose Ignition area is
 // too small for the node.
 func growEmbedAreaFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, rebuild the ISO with a larger one"}
+	return &cli.BoolFlag{Name: "grow-embed-area", Usage: "when the config does not fit the 256 KiB Ignition area, " +
+		"rebuild the ISO with a larger one"}
 }
 
 // minimalChoice merges sno.yaml's output section and the flags, both already validated.

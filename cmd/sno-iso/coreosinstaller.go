@@ -36,7 +36,7 @@ func isDropIn(c *cli.Context) bool { return c.App.Name == dropInName }
 
 // dropInProvides is what the drop-in provides, for help and for the commands it does not.
 const dropInProvides = "iso ignition embed|show|remove, iso kargs modify|reset|show, iso network embed|extract|remove, " +
-	"iso reset, iso extract pxe|minimal-iso, pxe ignition wrap|unwrap and dev show iso"
+	"iso reset, iso extract pxe|minimal-iso, iso customize (single node), pxe ignition wrap|unwrap, download and dev show iso"
 
 // newDropInApp is sno-iso's application, with its settings and error handling, under
 // coreos-installer's name and with coreos-installer's commands.
@@ -65,9 +65,9 @@ func newDropInApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // dropInCommands are coreos-installer's commands, with its option names.
 func dropInCommands() []*cli.Command {
 	return []*cli.Command{
-		notProvided("install"),
-		notProvided("download"),
-		notProvided("list-stream"),
+		notProvided("install", installInstead...),
+		dropInDownloadCommand(),
+		notProvided("list-stream", listStreamInstead...),
 		{Name: "iso", Usage: "Commands to manage a CoreOS live ISO image", Subcommands: []*cli.Command{
 			deprecated("embed", "ignition embed", &cli.Command{
 				ArgsUsage: "ISO",
@@ -80,7 +80,7 @@ func dropInCommands() []*cli.Command {
 			}),
 			deprecated("show", "ignition show", &cli.Command{ArgsUsage: "ISO", Action: ignitionShow}),
 			deprecated("remove", "ignition remove", &cli.Command{ArgsUsage: "ISO", Flags: []cli.Flag{dropInOutput()}, Action: ignitionRemove}),
-			notProvided("customize"),
+			dropInISOCustomizeCommand(),
 			{Name: "ignition", Usage: "Embed an Ignition config in a CoreOS live ISO image", Subcommands: []*cli.Command{
 				{
 					Name: "embed", Usage: "Embed an Ignition config in an ISO image", ArgsUsage: "ISO",
@@ -145,7 +145,7 @@ func dropInCommands() []*cli.Command {
 				Flags: []cli.Flag{dropInOutput()}, Action: reset},
 		}},
 		{Name: "pxe", Usage: "Commands to manage a CoreOS live PXE image", Subcommands: []*cli.Command{
-			notProvided("customize"),
+			notProvided("customize", pxeCustomizeInstead...),
 			{Name: "ignition", Usage: "Commands to manage a live PXE Ignition config", Subcommands: []*cli.Command{
 				{
 					Name: "wrap", Usage: "Wrap an Ignition config in an initrd image",
@@ -157,9 +157,9 @@ func dropInCommands() []*cli.Command {
 				},
 				{Name: "unwrap", Usage: "Show the wrapped Ignition config in an initrd image", ArgsUsage: "[INITRD]", Action: pxeIgnitionUnwrap},
 			}},
-			notProvided("network"),
+			notProvided("network", pxeNetworkInstead...),
 		}},
-		notProvided("pack"),
+		notProvided("pack", packInstead...),
 		{Name: "dev", Usage: "Development commands (unstable)", Subcommands: []*cli.Command{
 			{Name: "show", Usage: "Commands to show metadata", Subcommands: []*cli.Command{
 				{
@@ -170,10 +170,10 @@ func dropInCommands() []*cli.Command {
 					},
 					Action: devShowISO,
 				},
-				notProvided("initrd"),
-				notProvided("fiemap"),
+				notProvided("initrd", devInstead...),
+				notProvided("fiemap", devInstead...),
 			}},
-			notProvided("extract"),
+			notProvided("extract", devInstead...),
 		}},
 	}
 }
@@ -185,24 +185,6 @@ func dropInOutput() cli.Flag {
 // dropInForce is coreos-installer's -f: it replaces what the ISO embeds, never an output file.
 func dropInForce(usage string) cli.Flag {
 	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: usage}
-}
-
-// notProvided stands for a coreos-installer command that the drop-in does not provide. It
-// fails with exit code 1, not the usage error's 2: the command line is a valid one for
-// coreos-installer, so a script must not read it as its own mistake, yet must stop as it
-// would when coreos-installer cannot do the work.
-func notProvided(name string) *cli.Command {
-	return &cli.Command{
-		Name:            name,
-		Usage:           "not provided by sno-iso; run coreos-installer itself",
-		Hidden:          true,
-		SkipFlagParsing: true,
-		HideHelp:        true,
-		Action: func(c *cli.Context) error {
-			return fmt.Errorf("`%s` is not provided by sno-iso's coreos-installer drop-in, which provides %s; run coreos-installer itself for it (or its container, quay.io/coreos/coreos-installer:release)",
-				c.Command.HelpName, dropInProvides)
-		},
-	}
 }
 
 // deprecated is coreos-installer's hidden `iso NAME`, which says to use `iso INSTEAD` and
@@ -225,7 +207,8 @@ func readIgnitionUnvalidated(c *cli.Context) ([]byte, error) {
 		return nil, err
 	}
 	if _, _, err := coreos.ParseIgnition(raw); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "Warning: %s is not a valid Ignition config, embedding it anyway as coreos-installer does; the live system will fail to boot with it: %v\n",
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s is not a valid Ignition config, embedding it anyway as coreos-installer does; "+
+			"the live system will fail to boot with it: %v\n",
 			ignitionSourceName(c), err)
 	}
 	return raw, nil
@@ -242,9 +225,11 @@ func extractMinimalISO(c *cli.Context) error {
 	default:
 		return usagef("%s takes an ISO and an optional OUTPUT_ISO, got %d arguments", c.Command.HelpName, c.NArg())
 	}
-	return writeMinimal(c, c.Args().First(), out, func(ctx context.Context, iso *isobuilder.LiveISO, dir string, opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
+	fromMiniso := func(ctx context.Context, iso *isobuilder.LiveISO, dir string,
+		opts isobuilder.MinimalOptions) (*isobuilder.DerivedISO, error) {
 		return iso.MinimalFromMiniso(ctx, dir, opts)
-	})
+	}
+	return writeMinimal(c, c.Args().First(), out, fromMiniso)
 }
 
 // dropInSpellings spells the sno-iso commands that errors and notes suggest as

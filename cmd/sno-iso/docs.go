@@ -51,6 +51,7 @@ func writeDocs(c *cli.Context) error {
 			return err
 		}
 	}
+	sayWrote(c, dir, ": the man page and the bash, zsh and fish completions")
 	return nil
 }
 
@@ -58,8 +59,9 @@ func writeDocs(c *cli.Context) error {
 // machine, so that the release's man page is the same bytes whoever builds it, and right for
 // whoever reads it.
 var machineDefaults = map[string]string{
-	"arch":      "this machine's architecture",
-	"cache-dir": "sno-iso in the user cache directory: $XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS, %LocalAppData% on Windows",
+	"arch": "this machine's architecture",
+	"cache-dir": "sno-iso in the user cache directory: " +
+		"$XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS, %LocalAppData% on Windows",
 }
 
 // stateMachineDefaults gives every flag of commands, at any depth, named in machineDefaults

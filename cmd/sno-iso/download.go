@@ -35,7 +35,8 @@ func downloadCommand() *cli.Command {
 			"their sha256 while streaming, resumed where a connection broke, retried when the server asks\n" +
 			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.",
 		Flags: append(streamFlags(),
-			&cli.StringFlag{Name: "format", Value: download.FormatISO, Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
+			&cli.StringFlag{Name: "format", Value: download.FormatISO,
+				Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
 			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
 			forceFlag("replace existing files in DIR"),
 			&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's)"},
@@ -50,12 +51,17 @@ func downloadCommand() *cli.Command {
 // commands that take --stream instead of --iso.
 func streamFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: a file (what openshift-install coreos print-stream-json prints), its http(s) URL, or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + "); - reads standard input"},
+		&cli.StringFlag{Name: "stream", Usage: "take the artifacts from the stream metadata in `SOURCE`: " +
+			"a file (what openshift-install coreos print-stream-json prints), its http(s) URL, " +
+			"or a Fedora CoreOS stream name (" + strings.Join(download.FedoraStreams, ", ") + "); - reads standard input"},
 		&cli.StringFlag{Name: "arch", Usage: "fetch for `ARCH`: x86_64, aarch64, s390x or ppc64le", DefaultText: download.MachineArch()},
 		&cli.StringFlag{Name: "cache-dir", Usage: "keep downloads in `DIR`", DefaultText: defaultCacheDirText()},
-		&cli.StringFlag{Name: "keyring", Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
-		&cli.StringFlag{Name: "fetch-retries", Value: strconv.Itoa(download.NewFetcher().Retries), Usage: "retry a failed request up to `N` times in a row, or infinite (errors that cannot go away, such as 404, fail at once)"},
-		&cli.StringFlag{Name: "max-size", Value: "8GiB", Usage: "refuse a download whose server declares no length beyond `SIZE` (bytes, or with KiB, MiB, GiB)"},
+		&cli.StringFlag{Name: "keyring",
+			Usage: "verify Fedora CoreOS OpenPGP signatures with the keys in `FILE` (RHCOS publishes none: its sha256 is the check)"},
+		&cli.StringFlag{Name: "fetch-retries", Value: strconv.Itoa(download.NewFetcher().Retries),
+			Usage: "retry a failed request up to `N` times in a row, or infinite (errors that cannot go away, such as 404, fail at once)"},
+		&cli.StringFlag{Name: "max-size", Value: "8GiB",
+			Usage: "refuse a download whose server declares no length beyond `SIZE` (bytes, or with KiB, MiB, GiB)"},
 	}
 }
 
@@ -73,7 +79,7 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	format := c.String("format")
 	if format != download.FormatISO && format != download.FormatPXE {
-		return usagef("--format must be %s or %s, got %q", download.FormatISO, download.FormatPXE, format)
+		return badValue("format", format, []string{download.FormatISO, download.FormatPXE})
 	}
 	if err := checkURLFlags(c); err != nil {
 		return err
@@ -87,7 +93,7 @@ func downloadArtifacts(c *cli.Context) error {
 	if c.IsSet("url") {
 		artifacts, err = urlArtifact(c, d.cache.Fetcher)
 	} else {
-		artifacts, err = streamArtifacts(c, d.cache.Fetcher, format)
+		artifacts, err = streamArtifacts(c, d.cache.Fetcher, c.String("stream"), c.String("arch"), format)
 	}
 	if err != nil {
 		return err
@@ -187,22 +193,23 @@ func newDownloader(c *cli.Context) (*downloader, error) {
 	return d, nil
 }
 
-// streamArtifacts loads --stream ("-" for standard input) and selects format for --arch.
-func streamArtifacts(c *cli.Context, f *download.Fetcher, format string) ([]download.Artifact, error) {
+// streamArtifacts loads the stream of source ("-" for standard input) and selects format for
+// arch.
+func streamArtifacts(c *cli.Context, f *download.Fetcher, source, arch, format string) ([]download.Artifact, error) {
 	var s *stream.Stream
 	var err error
-	if source := c.String("stream"); source == "-" {
+	if source == "-" {
 		if s, err = download.ReadStream(c.App.Reader); err != nil {
 			return nil, fmt.Errorf("stream on standard input: %w", err)
 		}
 	} else if s, err = f.LoadStream(c.Context, source); err != nil {
 		return nil, err
 	}
-	artifacts, err := download.Select(s, c.String("arch"), format)
+	artifacts, err := download.Select(s, arch, format)
 	var missing *download.NotInStreamError
 	if errors.As(err, &missing) {
 		if missing.What == download.MissingArchitecture {
-			return nil, fmt.Errorf("%w; choose one with --arch", err)
+			return nil, archError(missing)
 		}
 		return nil, fmt.Errorf("%w; sno-iso needs the metal iso or pxe artifacts: is this a CoreOS stream for bare metal?", err)
 	}
@@ -230,7 +237,8 @@ func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, erro
 		name := a.Name()
 		digest, ok := sums[name]
 		if !ok {
-			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s", redact.URL(sumsURL), name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
+			return nil, fmt.Errorf("%s has no digest for %s; it lists: %s",
+				redact.URL(sumsURL), name, strings.Join(slices.Sorted(maps.Keys(sums)), ", "))
 		}
 		a.SHA256 = digest
 	}

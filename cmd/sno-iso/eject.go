@@ -73,7 +73,8 @@ func ejectAfterInstall(ctx context.Context, nodeDir string, stderr io.Writer) (*
 		return nil, err
 	}
 	if creds.Username == "" && b.EjectAfterInstall == nil {
-		return nil, fmt.Errorf("%w: the BMC's credentials are unknown (set bmc.credentialsFile, or bmc.ejectAfterInstall: true for a BMC that asks for none)", errNoEject)
+		return nil, fmt.Errorf("%w: the BMC's credentials are unknown (set bmc.credentialsFile, or bmc.ejectAfterInstall: true for a BMC that "+
+			"asks for none)", errNoEject)
 	}
 	addr, err := redfish.ParseAddress(b.Address)
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/sno-iso/sno-iso/nodedir"
 )
 
-// `inspect FIFO` (and the drop-in's `dev show iso FIFO`) used to wait in open(2) for a writer, deaf to Ctrl-C: it fails at once,
-// naming the file and what an ISO must be. The bound only keeps a regression from hanging
+// `inspect FIFO` (and the drop-in's `dev show iso FIFO`) fails at once, naming the file and
+// what an ISO must be, rather than waiting in open(2) for a writer, deaf to Ctrl-C. The bound only keeps a regression from hanging
 // the test run.
 func TestInspectNamedPipe(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "rhcos-live.iso")
@@ -34,7 +34,7 @@ func TestInspectNamedPipe(t *testing.T) {
 }
 
 // Every option and argument that names a file to read refuses a named pipe at once, naming
-// it, where open(2) used to wait forever for a writer, deaf to SIGTERM. The files are read
+// it, rather than waiting in open(2) for a writer, deaf to SIGTERM. The files are read
 // before any network use: the BMC is a closed port of the loopback, and a server that got
 // as far as listening would listen on the loopback only. The deadline only keeps a
 // regression from hanging the test run.

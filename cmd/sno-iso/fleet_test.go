@@ -124,7 +124,7 @@ type observation struct {
 	data []byte
 }
 
-// TestFleetBehindNginx is the fleet of issue #17 on 127.0.0.1: nginx as the object store,
+// TestFleetBehindNginx is a serve fleet (docs/fleet.md) on 127.0.0.1: nginx as the object store,
 // three serve replicas reading the ISO by URL with nodes and the secret of the capability
 // URLs laid out as Kubernetes Secret volumes, nginx in front as the balancer, 64 clients.
 // One replica is killed and a node's Secret swapped while they run; then the URL secret is

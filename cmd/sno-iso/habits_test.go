@@ -339,22 +339,26 @@ func TestMinimalWithoutRootfsURLWarns(t *testing.T) {
 	}
 }
 
-// TestSplitKargWarns: build warns when sno.yaml's flow list cut a console argument in two,
-// naming the file and line and the quoted form that keeps it whole.
-func TestSplitKargWarns(t *testing.T) {
+// TestSplitKargRefused: build refuses sno.yaml when its flow list cut a console argument in
+// two, naming the file and line and the quoted form that keeps it whole, and writes nothing.
+func TestSplitKargRefused(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	dir := t.TempDir()
 	ign := bipConfig(t, dir, 150000)
 	cfg := writeFile(t, filepath.Join(dir, "sno.yaml"),
 		"coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n  appendKargs: [console=ttyS0,115200n8]\n")
-	r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", filepath.Join(dir, "sno.iso"))
-	if r.code != 0 {
-		t.Fatalf("build: exit %d: %s", r.code, r.stderr)
+	out := filepath.Join(dir, "sno.iso")
+	r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", out)
+	if r.code != 1 {
+		t.Fatalf("build: exit %d, want 1 for a kernel argument split by the YAML flow list: %s", r.code, r.stderr)
 	}
-	want := "Warning: " + cfg + `:3:31: appendKargs[1] "115200n8" looks like the end of "console=ttyS0,115200n8", ` +
-		`which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: appendKargs: ["console=ttyS0,115200n8"]` + "\n"
-	if !strings.HasPrefix(string(r.stderr), want) {
-		t.Errorf("build said\n%s\nwant it to start with\n%s", r.stderr, want)
+	want := cfg + `:3:31: appendKargs[1] "115200n8" looks like the end of "console=ttyS0,115200n8", ` +
+		`which the YAML flow list split at its comma into two kernel arguments; quote it to keep it one: appendKargs: ["console=ttyS0,115200n8"]`
+	if !strings.Contains(string(r.stderr), want) {
+		t.Errorf("build said\n%s\nwant it to contain\n%s", r.stderr, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("build left %s after refusing its sno.yaml: %v", out, err)
 	}
 }
 

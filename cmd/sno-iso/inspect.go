@@ -59,7 +59,8 @@ func printInspection(w io.Writer, r *node.Report) {
 	}
 	fmt.Fprintf(w, "Architecture:  %s\n", esc(r.Arch))
 	a := r.Ignition
-	fmt.Fprintf(w, "Ignition area: %s, bytes %d to %d (%d bytes, found through %s)\n", esc(a.File), a.Offset, a.Offset+a.Length, a.Length, esc(a.Source))
+	fmt.Fprintf(w, "Ignition area: %s, bytes %d to %d (%d bytes, found through "+
+		"%s)\n", esc(a.File), a.Offset, a.Offset+a.Length, a.Length, esc(a.Source))
 	if a.LegacyHeader != "" {
 		fmt.Fprintf(w, "               legacy coreiso+ header %s\n", esc(a.LegacyHeader))
 	}
@@ -95,6 +96,7 @@ func printInspection(w io.Writer, r *node.Report) {
 		}
 	}
 	printNetwork(w, r.Network)
+	printHostname(w, r.Hostname)
 	if k := r.Kargs; k != nil {
 		offs := make([]string, len(k.Areas))
 		for i, ar := range k.Areas {
@@ -127,6 +129,21 @@ func printInspection(w io.Writer, r *node.Report) {
 		fmt.Fprintf(w, "Minimal ISO:   can be rebuilt (no coreos/miniso.dat)\n")
 	default:
 		fmt.Fprintf(w, "Minimal ISO:   cannot be extracted: %s\n", esc(r.MinimalISO.Reason))
+	}
+}
+
+// printHostname says which name the live and the installed system take.
+func printHostname(w io.Writer, h *node.HostnameReport) {
+	switch {
+	case h == nil:
+	case h.Live == h.Installed:
+		fmt.Fprintf(w, "Hostname:      %s (live and installed system)\n", h.Live)
+	case h.Installed == "":
+		fmt.Fprintf(w, "Hostname:      %s (the live system only: the installed system takes its name from DHCP or reverse DNS)\n", h.Live)
+	case h.Live == "":
+		fmt.Fprintf(w, "Hostname:      %s (the installed system only)\n", h.Installed)
+	default:
+		fmt.Fprintf(w, "Hostname:      %s on the live system, %s on the installed system\n", h.Live, h.Installed)
 	}
 }
 

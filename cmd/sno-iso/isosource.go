@@ -20,7 +20,8 @@ func withLiveISO(action cli.ActionFunc) cli.ActionFunc {
 		case iso && stream:
 			return usagef("--iso and --stream both name the live ISO: give one")
 		case !iso && !stream:
-			return usagef("%s needs --iso FILE or --stream SOURCE: the live ISO, or the stream metadata that names it (what `openshift-install coreos print-stream-json` prints)", c.Command.HelpName)
+			return usagef("%s needs --iso FILE or --stream SOURCE: the live ISO, or the stream metadata that names it "+
+				"(what `openshift-install coreos print-stream-json` prints)", c.Command.HelpName)
 		case iso:
 			for _, name := range []string{"arch", "keyring"} {
 				if c.IsSet(name) {
@@ -33,7 +34,7 @@ func withLiveISO(action cli.ActionFunc) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		artifacts, err := streamArtifacts(c, d.cache.Fetcher, download.FormatISO)
+		artifacts, err := streamArtifacts(c, d.cache.Fetcher, c.String("stream"), c.String("arch"), download.FormatISO)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,8 @@ func kargsCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "append", Aliases: []string{"a"}, Usage: "append `KARG` (repeatable)"},
 					&cli.StringSliceFlag{Name: "delete", Aliases: []string{"d"}, Usage: "delete `KARG` (repeatable)"},
-					&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"}, Usage: "replace KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
+					&cli.StringSliceFlag{Name: "replace", Aliases: []string{"r"},
+						Usage: "replace KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
 					outputFlag(),
 					forceFlag("replace an existing output file"),
 				},

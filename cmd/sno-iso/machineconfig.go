@@ -64,7 +64,8 @@ func machineconfig(c *cli.Context) error {
 		if basePath != "" {
 			than = basePath
 		}
-		fmt.Fprintf(c.App.ErrWriter, "nothing was customized: %s adds nothing to %s that a MachineConfig can carry; no MachineConfig written\n", userPath, than)
+		fmt.Fprintf(c.App.ErrWriter, "nothing was customized: %s adds nothing to %s that a MachineConfig can carry; "+
+			"no MachineConfig written\n", userPath, than)
 		return nil
 	}
 	manifest, err := mc.YAML()
@@ -87,7 +88,7 @@ func machineconfig(c *cli.Context) error {
 	if err := o.Write(c.Context, img); err != nil {
 		return forceAdvice(err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: MachineConfig %s (Ignition %s); put it in the openshift/ directory of `openshift-install create manifests`\n",
-		out, mc.Name, mc.IgnitionVersion)
+	sayWrote(c, out, fmt.Sprintf(": MachineConfig %s (Ignition %s); "+
+		"put it in the openshift/ directory of `openshift-install create manifests`", mc.Name, mc.IgnitionVersion))
 	return nil
 }

@@ -9,14 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sno-iso/sno-iso/nmstate"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/internal/suggest"
+	"github.com/sno-iso/sno-iso/nmstate"
+	"github.com/sno-iso/sno-iso/node"
 	"github.com/urfave/cli/v2"
 )
 
@@ -65,6 +67,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			bmcCommand(),
 			waitCommand(),
 			devCommand(),
+			versionCommand(),
 		},
 	}
 	setUsageErrorHandler(app.Commands)
@@ -89,7 +92,11 @@ func unknownOption(c *cli.Context, name string) error {
 	for _, f := range c.Command.VisibleFlags() {
 		names = append(names, f.Names()...)
 	}
-	if s := suggest.Nearest(name, names); s != "" {
+	s := suggest.Nearest(name, names)
+	if len(name) == 1 {
+		s = nearestForShort(c.App, c.Command, name)
+	}
+	if s != "" {
 		return usagef("unknown option %s; did you mean %s?", optionName(name), optionName(s))
 	}
 	return usagef("unknown option %s; run %s --help to list the options", optionName(name), c.Command.HelpName)
@@ -204,7 +211,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "Error: %s\n", spellCommands(app, errorText(err)))
 	var usage *usageError
 	var network *nmstate.Error
-	if errors.As(err, &usage) || errors.As(err, &network) {
+	var hostname *coreos.HostnameError
+	var duplicate *node.DuplicateKeyfileError
+	if errors.As(err, &usage) || errors.As(err, &network) || errors.As(err, &hostname) || errors.As(err, &duplicate) {
 		return 2
 	}
 	return 1

@@ -106,9 +106,7 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 	if err := o.WriteWithRootfs(c.Context, iso, media, img, rootfsOut); err != nil {
 		return existsAdvice(c, err)
 	}
-	if out != "-" {
-		fmt.Fprintf(c.App.ErrWriter, "Wrote %s (%d MiB)%s\n", out, img.Size()>>20, spellCommands(c.App, rootfsNote(opts.RootfsURL)))
-	}
+	sayWrote(c, out, fmt.Sprintf(" (%d MiB)%s", img.Size()>>20, spellCommands(c.App, rootfsNote(opts.RootfsURL))))
 	return nil
 }
 

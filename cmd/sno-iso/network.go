@@ -35,7 +35,8 @@ func networkCommand() *cli.Command {
 				Usage:     "print the embedded keyfiles, or write them to a directory",
 				ArgsUsage: "ISO",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "write the keyfiles into `DIR` (created if needed; existing files are not replaced)"},
+					&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "write the keyfiles into `DIR` (created if needed; existing " +
+						"files are not replaced)"},
 				},
 				Action: networkExtract,
 			},
@@ -53,7 +54,8 @@ func networkCommand() *cli.Command {
 // networkSupportError is err, which wraps isobuilder.ErrNoNetworkSupport, with the ISO's name
 // and what to do.
 func networkSupportError(isoPath string, err error) error {
-	return fmt.Errorf("%s: %w; use a newer ISO, or give static addresses as ip= live kernel arguments (liveKargs in sno.yaml, or `sno-iso kargs modify -a`)",
+	return fmt.Errorf("%s: %w; use a newer ISO, or give static addresses as ip= live kernel arguments (liveKargs in sno.yaml, or `sno-iso "+
+		"kargs modify -a`)",
 		isoPath, err)
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/nmstate"
 	"github.com/sno-iso/sno-iso/node"
@@ -33,7 +32,6 @@ func networkGC(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usagef("give the NMState or agent-config.yaml FILE to convert")
 	}
-	files := initrd.Files{}
 	var docs []*nmstate.Document
 	agentConfigs := 0
 	for _, path := range c.Args().Slice() {
@@ -63,14 +61,9 @@ func networkGC(c *cli.Context) error {
 	if c.IsSet("host") && agentConfigs == 0 {
 		return usagef("--host chooses a host of an agent-config.yaml, and no FILE is one")
 	}
-	for _, doc := range docs {
-		for _, kf := range doc.Keyfiles() {
-			if _, dup := files[kf.Name]; dup {
-				return usagef("two interfaces named %s across the files (the second in %s): describe each interface once", kf.Name,
-					doc.File)
-			}
-			files[kf.Name] = kf.Data
-		}
+	files, err := node.NMStateKeyfiles(docs)
+	if err != nil {
+		return err
 	}
 	dir := c.String("directory")
 	written, err := isobuilder.WriteFiles(files, dir, c.Bool("force"), c.Args().Slice()...)

@@ -127,6 +127,7 @@ func TestNetworkGCBadInput(t *testing.T) {
 		{"prefix", "interfaces:\n- name: eth0\n  type: ethernet\n  ipv4:\n    enabled: true\n    address: [{ip: 10.0.0.1, prefix-length: 33}]\n", `prefix-length "33": must be a whole number from 0 to 32`},
 		{"ovs", "interfaces:\n- name: br-ex\n  type: ovs-bridge\n", "interface br-ex: type ovs-bridge is not supported"},
 		{"over 16 MiB", "", "huge.yaml: larger than the 16 MiB"},
+		{"an interface in two files", nmstateDoc, "multiple input keyfiles named"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bad := writeFile(t, filepath.Join(t.TempDir(), "bad.yaml"), c.doc)
@@ -156,21 +157,21 @@ func TestBuildNMStateInputs(t *testing.T) {
 	agent := writeFile(t, filepath.Join(dir, "agent-config.yaml"), agentConfig)
 	indented := "  " + strings.ReplaceAll(strings.TrimSuffix(nmstateDoc, "\n"), "\n", "\n  ") + "\n"
 	snoYAML := writeFile(t, filepath.Join(dir, "sno.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\n"+
-		"interfaces:\n  - {name: eno1, macAddress: '52:54:00:00:00:01'}\nnetworkConfig:\n"+indented)
+		"hostname: sno1.example.com\ninterfaces:\n  - {name: eno1, macAddress: '52:54:00:00:00:01'}\nnetworkConfig:\n"+indented)
 	for _, c := range []struct {
-		name    string
-		args    []string
-		want    []string
-		disk    string
-		warning string
+		name     string
+		args     []string
+		want     []string
+		disk     string
+		hostname string
 	}{
 		{"--network-nmstate", []string{"--installation-disk", "/dev/vda", "--network-nmstate", doc}, []string{"interface-name=eno1\n",
 			"address1=192.0.2.10/24\n"}, "/dev/vda", ""},
 		{"sno.yaml networkConfig", []string{"--config", snoYAML}, []string{"mac-address=52:54:00:00:00:01\n", "address1=192.0.2.10/24\n"},
-			"/dev/vda", ""},
+			"/dev/vda", "sno1.example.com"},
 		{"agent-config", []string{"--agent-config", agent, "--host", "master-0"}, []string{"mac-address=00:EF:44:21:E6:A5\n",
 			"route1_options=table=254\n"},
-			"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", "agent-config.yaml: host master-0: the hostname is not applied by sno-iso"},
+			"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", "master-0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "sno.iso")
@@ -178,8 +179,8 @@ func TestBuildNMStateInputs(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("build failed: %s", r.stderr)
 			}
-			if c.warning != "" && !strings.Contains(string(r.stderr), c.warning) {
-				t.Errorf("stderr %q lacks the warning %q", r.stderr, c.warning)
+			if strings.Contains(string(r.stderr), "hostname") {
+				t.Errorf("stderr warns about the hostname: %s", r.stderr)
 			}
 			got := string(mustSno(t, nil, "network", "extract", out))
 			if !strings.HasPrefix(got, "########## eno1.nmconnection ##########\n[connection]\n") {
@@ -204,8 +205,38 @@ func TestBuildNMStateInputs(t *testing.T) {
 				"ipv4 manual ") {
 				t.Errorf("inspect's text lacks the network:\n%s", text)
 			}
+			// The hostname is applied to the live system and, by a MachineConfig, the installed one.
+			switch h := info.Hostname; {
+			case c.hostname == "" && h != nil:
+				t.Errorf("inspect reports a hostname %+v", h)
+			case c.hostname != "" && (h == nil || h.Live != c.hostname || h.Installed != c.hostname):
+				t.Errorf("inspect's hostname %+v, want %s", h, c.hostname)
+			case c.hostname != "" && !strings.Contains(text, "Hostname:      "+c.hostname+" (live and installed system)\n"):
+				t.Errorf("inspect's text lacks the hostname:\n%s", text)
+			}
 		})
 	}
+	t.Run("hostname conflict", func(t *testing.T) {
+		outDir := t.TempDir()
+		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "-o", filepath.Join(outDir, "x.iso"), "--config", snoYAML,
+			"--agent-config", agent, "--host", "master-0")
+		wantFailure(t, r, "sno.yaml says hostname sno1.example.com but", "agent-config.yaml says master-0")
+		if ents := dirEntries(t, outDir); len(ents) != 0 {
+			t.Errorf("left %v", ents)
+		}
+	})
+	t.Run("bad hostname", func(t *testing.T) {
+		outDir := t.TempDir()
+		bad := writeFile(t, filepath.Join(dir, "bad-name.yaml"), "coreOSInstallation:\n  installationDisk: /dev/vda\nhostname: sno_1\n")
+		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "-o", filepath.Join(outDir, "x.iso"), "--config", bad)
+		wantFailure(t, r, "bad-name.yaml:3:11: hostname: hostname \"sno_1\": '_' is not a letter")
+		if r.code != 2 {
+			t.Errorf("exit %d, want 2", r.code)
+		}
+		if ents := dirEntries(t, outDir); len(ents) != 0 {
+			t.Errorf("left %v", ents)
+		}
+	})
 	t.Run("unsupported root device hints", func(t *testing.T) {
 		outDir := t.TempDir()
 		r := sno(t, nil, "build", "--iso", iso, "--ignition", ign, "-o", filepath.Join(outDir, "x.iso"), "--agent-config", agent,

@@ -61,7 +61,8 @@ func editISO(c *cli.Context, isoPath string, edit func(*isobuilder.LiveISO) (*is
 	var tooLarge *isobuilder.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, where the initramfs has no such limit", err)
+		return fmt.Errorf("%w; make the config smaller (fetch large files from a URL with a verification hash), or boot over PXE, "+
+			"where the initramfs has no such limit", err)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
 		return networkSupportError(isoPath, err)
 	case errors.Is(err, isobuilder.ErrNoKargs):
@@ -80,8 +81,16 @@ func writeResult(c *cli.Context, img *isobuilder.Image, isoPath, out string, inp
 	if err != nil {
 		return err
 	}
-	defer done()
-	return existsAdvice(c, o.Write(c.Context, img))
+	err = o.Write(c.Context, img)
+	done()
+	if err != nil {
+		return existsAdvice(c, err)
+	}
+	if out == "" {
+		out = isoPath
+	}
+	sayWrote(c, out, "")
+	return nil
 }
 
 // outputFor maps the command line's output to the library's: out "" is isoPath in place, "-"
@@ -143,7 +152,8 @@ func refuseDeviceOutput(out, stream string) error {
 	// A mistyped device name would otherwise become a file of the image's size in /dev,
 	// which is memory (devtmpfs), reported as written.
 	if errors.Is(err, fs.ErrNotExist) && inDevDir(out) {
-		return usagef("%s does not exist, and sno-iso does not create files in /dev: check the device's name (lsblk lists them) and write the image to it as a stream, with %s > /dev/DEVICE", out, stream)
+		return usagef("%s does not exist, and sno-iso does not create files in /dev: "+
+			"check the device's name (lsblk lists them) and write the image to it as a stream, with %s > /dev/DEVICE", out, stream)
 	}
 	return nil
 }

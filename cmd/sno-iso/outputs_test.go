@@ -19,9 +19,8 @@ import (
 )
 
 // outputsGolden holds the description of every run of outputCases (describeRun), recorded
-// with SNO_ISO_RECORD_OUTPUTS=1 (and SNO_ISO_BIN=binary to record another build's). It was
-// first recorded from a tree whose outputs matched the digests kept since the library
-// redesign, so it holds the same bytes, described.
+// with SNO_ISO_RECORD_OUTPUTS=1 (and SNO_ISO_BIN=binary to record another build's); a run
+// whose description differs fails with the lines that differ.
 const outputsGolden = "testdata/outputs.txt"
 
 // outputCase is one command line, run in a directory holding iso.iso (a copy of fixture),

@@ -16,34 +16,46 @@ import (
 // nodeFlags are the options of every command that prepares a node.
 func nodeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "ignition", Usage: "the bootstrap-in-place Ignition `FILE` (openshift-install create single-node-ignition-config)", Required: true},
+		&cli.StringFlag{Name: "ignition", Usage: "the bootstrap-in-place Ignition `FILE` (openshift-install create " +
+			"single-node-ignition-config)", Required: true},
 		&cli.StringFlag{Name: "config", Usage: "sno.yaml `FILE` with the coreOSInstallation settings"},
 		&cli.StringFlag{Name: "install-config", Usage: "take bootstrapInPlace.installationDisk from this install-config.yaml `FILE`"},
 		// --dest-device is coreos-installer install's name for the same device.
-		&cli.StringFlag{Name: "installation-disk", Aliases: []string{"dest-device"}, Usage: "install to `DEVICE` (prefer /dev/disk/by-id or by-path names)"},
+		&cli.StringFlag{Name: "installation-disk", Aliases: []string{"dest-device"}, Usage: "install to `DEVICE` (prefer /dev/disk/by-id or " +
+			"by-path names)"},
 		&cli.BoolFlag{Name: "copy-network", Usage: "copy the live system's NetworkManager keyfiles to the installed node",
 			DefaultText: "sno.yaml's copyNetwork, else true with network keyfiles and false without"},
 		&cli.StringSliceFlag{Name: "append-karg", Usage: "kernel argument `KARG` for the installed node (repeatable)"},
 		&cli.StringSliceFlag{Name: "delete-karg", Usage: "kernel argument `KARG` to remove on the installed node (repeatable)"},
 		&cli.BoolFlag{Name: "wipe-disk", Usage: "release LVM, md and device-mapper holders and wipe signatures on the disk before installing",
 			DefaultText: "sno.yaml's wipeDisk, else false"},
-		&cli.DurationFlag{Name: "reboot-delay", Usage: "wait `DURATION` (whole minutes) after installing before rebooting", DefaultText: "sno.yaml's rebootDelay, else " + shortDuration(coreos.DefaultRebootDelay)},
+		&cli.DurationFlag{Name: "reboot-delay", Usage: "wait `DURATION` (whole minutes) after installing before " +
+			"rebooting", DefaultText: "sno.yaml's rebootDelay, else " + shortDuration(coreos.DefaultRebootDelay)},
 		&cli.BoolFlag{Name: "allow-any-ignition", Usage: "embed a config that is not bootstrap-in-place, unchanged"},
-		&cli.StringSliceFlag{Name: "customize", Usage: "Ignition config or MachineConfig `FILE` for the installed node, merged into the MachineConfig 99-installer-ignition-master (repeatable)"},
+		&cli.StringSliceFlag{Name: "customize", Usage: "Ignition config or MachineConfig `FILE` for the installed node, merged into the " +
+			"MachineConfig 99-installer-ignition-master (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-append", Usage: "kernel argument `KARG` for the live system, such as a static ip= (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-delete", Usage: "kernel argument `KARG` to remove from the live system's (repeatable)"},
-		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` (repeatable)"},
-		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node unless --copy-network=false (repeatable)"},
-		&cli.StringSliceFlag{Name: "network-nmstate", Usage: "NMState `FILE` (as nmstatectl and coreos-installer read them), converted to keyfiles for the live system (repeatable)"},
-		&cli.StringFlag{Name: "agent-config", Usage: "take the node's network, and its installation disk when nothing else gives one, from this agent-config.yaml `FILE`"},
+		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` " +
+			"(repeatable)"},
+		&cli.StringSliceFlag{Name: "network-keyfile", Usage: "NetworkManager keyfile `FILE` for the live system, copied to the installed node " +
+			"unless --copy-network=false (repeatable)"},
+		&cli.StringSliceFlag{Name: "network-nmstate", Usage: "NMState `FILE` (as nmstatectl and coreos-installer read them), converted to " +
+			"keyfiles for the live system (repeatable)"},
+		&cli.StringFlag{Name: "agent-config", Usage: "take the node's network, and its installation disk when nothing else gives one, from " +
+			"this agent-config.yaml `FILE`"},
 		&cli.StringFlag{Name: "host", Usage: "the agent-config host `HOSTNAME` to take (default: its only host)"},
-		&cli.StringFlag{Name: "report-url", Usage: "the node reports its install's phases to `URL`, its report URL from `sno-iso serve urls` (see sno-iso wait)"},
-		&cli.StringFlag{Name: "report-ca", Usage: "PEM `FILE` that verifies an https --report-url's server: its self-signed certificate, or its chain's root"},
+		&cli.StringFlag{Name: "report-url", Usage: "the node reports its install's phases to `URL`, its report URL from `sno-iso serve urls` " +
+			"(see sno-iso wait)"},
+		&cli.StringFlag{Name: "report-ca", Usage: "PEM `FILE` that verifies an https --report-url's server: its self-signed certificate, or " +
+			"its chain's root"},
 	}
 }
 
 // nodeFileFlags are the node options that name files to read.
-var nodeFileFlags = []string{"ignition", "config", "install-config", "customize", "network-keyfile", "network-nmstate", "agent-config", "report-ca"}
+var nodeFileFlags = []string{
+	"ignition", "config", "install-config", "customize", "network-keyfile", "network-nmstate", "agent-config", "report-ca",
+}
 
 // checkNodeFlags refuses, as usage errors naming the flag, what the node options' values
 // alone tell is wrong: - for a node's input file (a node's inputs are files, read again when
@@ -156,9 +168,11 @@ func nodeError(err error, isoPath string) error {
 	var isoErr *node.ISOError
 	switch {
 	case errors.As(err, &tooLarge):
-		return fmt.Errorf("the bootstrap-in-place config does not fit the ISO: %w; make it smaller: drop manifests you can apply after the install, or fetch large files from a URL in the Ignition config; or pass --grow-embed-area to rebuild the ISO with a larger area", err)
+		return fmt.Errorf("the bootstrap-in-place config does not fit the ISO: %w; make it smaller: drop manifests you can apply after the "+
+			"install, or fetch large files from a URL in the Ignition config; or pass --grow-embed-area to rebuild the ISO with a larger area", err)
 	case errors.As(err, &embedded):
-		return fmt.Errorf("%s already carries embedded files (%v); start from the pristine RHCOS live ISO, or undo its customizations with `sno-iso reset`", isoPath, embedded.Paths)
+		return fmt.Errorf("%s already carries embedded files (%v); start from the pristine RHCOS live ISO, or undo its customizations with "+
+			"`sno-iso reset`", isoPath, embedded.Paths)
 	case errors.Is(err, isobuilder.ErrNoNetworkSupport):
 		return networkSupportError(isoPath, err)
 	case errors.Is(err, node.ErrNoLiveKargs), errors.As(err, &isoErr):

@@ -127,7 +127,11 @@ func pxeIgnitionWrap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return existsAdvice(c, isobuilder.Output{File: out, Force: c.Bool("force"), Keep: commandInputs(c)}.Write(c.Context, img))
+	if err := (isobuilder.Output{File: out, Force: c.Bool("force"), Keep: commandInputs(c)}).Write(c.Context, img); err != nil {
+		return existsAdvice(c, err)
+	}
+	sayWrote(c, out, "")
+	return nil
 }
 
 func pxeIgnitionUnwrap(c *cli.Context) error {
@@ -188,12 +192,12 @@ func pxeBuild(c *cli.Context) error {
 		return forceAdvice(err)
 	}
 	printWarnings(c.App.ErrWriter, n.Warnings)
-	abs, _ := filepath.Abs(outDir)
-	fmt.Fprintf(c.App.ErrWriter, "Wrote %s: %s\n", abs, strings.Join(set.Names(), ", "))
+	sayWrote(c, outDir, ": "+strings.Join(set.Names(), ", "))
 	if baseURL != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))
 	} else {
-		fmt.Fprintf(c.App.ErrWriter, "Serve it over HTTP and chain boot.ipxe from iPXE, or over TFTP beside pxelinux.0 or GRUB; --base-url lets the live system fetch the rootfs instead of loading it as a second initrd.\n")
+		fmt.Fprintf(c.App.ErrWriter, "Serve it over HTTP and chain boot.ipxe from iPXE, or over TFTP beside pxelinux.0 or GRUB; "+
+			"--base-url lets the live system fetch the rootfs instead of loading it as a second initrd.\n")
 	}
 	return nil
 }

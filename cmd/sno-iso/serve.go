@@ -48,7 +48,8 @@ func serveCommand() *cli.Command {
 				"--listen names one)"},
 			&cli.StringFlag{Name: "node-cache-size", Value: "32MiB", Usage: "keep prepared nodes in at most `SIZE` of memory (KiB, MiB, GiB); " +
 				"the least recently used are prepared again when asked for"},
-			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed at once"},
+			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed " +
+				"at once"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
 				"with Retry-After (waiting for a node's preparation takes no place)"},
 			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +

@@ -18,7 +18,7 @@ func serveLogger(format string, w io.Writer) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, nil)), nil
 	}
-	return nil, usagef("--log-format must be text or json, got %q", format)
+	return nil, badValue("log-format", format, []string{"text", "json"})
 }
 
 // checkAdminListen refuses an --admin-listen that is not host:port, as --listen does; ""

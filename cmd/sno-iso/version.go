@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
 )
 
 // The Makefile and scripts/release set these with -ldflags "-X main.buildVersion=... -X
@@ -68,4 +70,20 @@ func buildDetail() string {
 		return fmt.Sprintf("commit %s, %s", c, runtime.Version())
 	}
 	return runtime.Version()
+}
+
+// versionCommand is `sno-iso version`, which prints what --version prints: many tools
+// (kubectl, oc, openshift-install) spell it as a command.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version, as --version does",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("version takes no arguments, got %q", c.Args().Slice())
+			}
+			cli.VersionPrinter(c)
+			return nil
+		},
+	}
 }

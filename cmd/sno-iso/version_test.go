@@ -8,7 +8,8 @@ import (
 )
 
 // TestVersionWithoutLdflags: a binary built by plain go build or go install reports the
-// module version and commit that the Go tool recorded in it, as `go version -m` shows them.
+// module version and commit that the Go tool recorded in it, as `go version -m` shows them,
+// through --version and the version command alike.
 func TestVersionWithoutLdflags(t *testing.T) {
 	bin := snoISO(t)
 	recorded, err := exec.Command("go", "version", "-m", bin).Output()
@@ -33,5 +34,9 @@ func TestVersionWithoutLdflags(t *testing.T) {
 	}
 	if got := string(mustSno(t, nil, "--version")); got != want {
 		t.Fatalf("--version printed %q, want %q (from go version -m)", got, want)
+	}
+	// kubectl's, oc's and openshift-install's spelling prints the same.
+	if got := string(mustSno(t, nil, "version")); got != want {
+		t.Fatalf("version printed %q, want %q, as --version", got, want)
 	}
 }

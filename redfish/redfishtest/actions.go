@@ -22,7 +22,8 @@ func (b *BMC) mutationRefused(w http.ResponseWriter) bool {
 	}
 	if b.conflicts > 0 {
 		b.conflicts--
-		b.writeError(w, http.StatusConflict, "Base.1.8.ResourceInUse", "The change could not be made because the resource is in use or in transition.")
+		b.writeError(w, http.StatusConflict, "Base.1.8.ResourceInUse",
+			"The change could not be made because the resource is in use or in transition.")
 		return true
 	}
 	return false
@@ -69,15 +70,17 @@ func (b *BMC) runAction(w http.ResponseWriter, ref actionRef, body []byte) {
 	case "#ComputerSystem.Reset":
 		status, refusal = b.reset(ref.owner, args)
 	default:
-		status, refusal = http.StatusBadRequest, b.errorBody("Base.1.8.ActionNotSupported", "The action "+ref.kind+" is not supported by the fake.")
+		status, refusal = http.StatusBadRequest, b.errorBody("Base.1.8.ActionNotSupported",
+			"The action "+ref.kind+" is not supported by the fake.")
 	}
 	if refusal != nil {
 		writeJSON(w, status, refusal, nil)
 		return
 	}
 	if b.cfg.Profile.SuccessErrorBodies {
-		writeJSON(w, http.StatusOK, resource{"error": resource{"code": "iLO.0.10.ExtendedInfo", "message": "See @Message.ExtendedInfo for more information.",
-			"@Message.ExtendedInfo": []any{resource{"MessageId": "Base.1.4.Success"}}}}, nil)
+		writeJSON(w, http.StatusOK,
+			resource{"error": resource{"code": "iLO.0.10.ExtendedInfo", "message": "See @Message.ExtendedInfo for more information.",
+				"@Message.ExtendedInfo": []any{resource{"MessageId": "Base.1.4.Success"}}}}, nil)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -88,17 +91,20 @@ func (b *BMC) insertAction(slot string, args map[string]any) (int, resource) {
 	p := b.cfg.Profile
 	for _, f := range p.RejectInsertFields {
 		if _, ok := args[f]; ok {
-			return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterNotSupported", "The parameter "+f+" for the action InsertMedia is not supported on the target resource.", "#/"+f)
+			return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterNotSupported",
+				"The parameter "+f+" for the action InsertMedia is not supported on the target resource.", "#/"+f)
 		}
 	}
 	for _, f := range p.RequireInsertFields {
 		if _, ok := args[f]; !ok {
-			return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterMissing", "The action InsertMedia requires the parameter "+f+" to be present in the request body.", "#/"+f)
+			return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterMissing",
+				"The action InsertMedia requires the parameter "+f+" to be present in the request body.", "#/"+f)
 		}
 	}
 	image, _ := args["Image"].(string)
 	if image == "" {
-		return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterMissing", "The action InsertMedia requires the parameter Image to be present in the request body.", "#/Image")
+		return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterMissing",
+			"The action InsertMedia requires the parameter Image to be present in the request body.", "#/Image")
 	}
 	return b.insertSlot(slot, image)
 }
@@ -116,10 +122,12 @@ func (b *BMC) insertSlot(path, image string) (int, resource) {
 		return http.StatusBadRequest, b.errorBody("Base.1.8.ResourceInUse", "Media is already inserted in "+path+"; eject it first.")
 	}
 	if p.RefuseHTTPSImages && strings.HasPrefix(strings.ToLower(image), "https:") {
-		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueNotInList", "The value of TransferProtocolType is not supported: HTTPS images cannot be mounted.", "#/Image")
+		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueNotInList",
+			"The value of TransferProtocolType is not supported: HTTPS images cannot be mounted.", "#/Image")
 	}
 	if p.RequireISOName && (strings.Contains(image, "?") || !strings.HasSuffix(strings.ToLower(image), ".iso")) {
-		return http.StatusBadRequest, b.errorBody("IDRAC.2.9.RAC0720", "Unable to mount remote share: the image file name must end in .iso and carry no query.", "#/Image")
+		return http.StatusBadRequest, b.errorBody("IDRAC.2.9.RAC0720",
+			"Unable to mount remote share: the image file name must end in .iso and carry no query.", "#/Image")
 	}
 	if b.cfg.FetchDir != "" {
 		file, err := b.fetch(image)
@@ -137,7 +145,8 @@ func (b *BMC) insertSlot(path, image string) (int, resource) {
 			// The same function turns any other failure into a 500 naming the URL.
 			return http.StatusInternalServerError, b.errorBody(generalError, fmt.Sprintf("Failed fetching image from URL %s: %v", image, err))
 		case err != nil:
-			return http.StatusBadRequest, b.errorBody("Base.1.8.ResourceAtUriUnauthorized", fmt.Sprintf("Unable to access the image at %s: %v", image, err), "#/Image")
+			return http.StatusBadRequest, b.errorBody("Base.1.8.ResourceAtUriUnauthorized",
+				fmt.Sprintf("Unable to access the image at %s: %v", image, err), "#/Image")
 		}
 		b.fetched[path] = file
 	}
@@ -178,7 +187,8 @@ func (b *BMC) patch(w http.ResponseWriter, r *http.Request, path string, body []
 		return
 	}
 	if b.preconditionFails(r, path) {
-		b.writeError(w, http.StatusPreconditionFailed, "Base.1.8.PreconditionFailed", "The ETag supplied did not match the ETag required to change this resource.")
+		b.writeError(w, http.StatusPreconditionFailed, "Base.1.8.PreconditionFailed",
+			"The ETag supplied did not match the ETag required to change this resource.")
 		return
 	}
 	if b.mutationRefused(w) {
@@ -216,7 +226,8 @@ func (b *BMC) patchSlot(path string, args map[string]any) (int, resource) {
 		b.ejectSlot(path)
 		return 0, nil
 	}
-	return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueIncorrect", "Set Image and Inserted to insert, or Image null and Inserted false to eject.", "#/Image")
+	return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueIncorrect",
+		"Set Image and Inserted to insert, or Image null and Inserted false to eject.", "#/Image")
 }
 
 var bootModes = []string{"UEFI", "Legacy"}
@@ -228,27 +239,33 @@ func (b *BMC) patchBoot(path string, v any) (int, resource) {
 		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueTypeError", "Boot must be an object.", "#/Boot")
 	}
 	if p.SettingsObject && !strings.HasSuffix(path, "/Settings") {
-		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyNotWritable", "Boot is read-only here: change it through the settings object.", "#/Boot")
+		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyNotWritable",
+			"Boot is read-only here: change it through the settings object.", "#/Boot")
 	}
 	_, hasTarget := boot["BootSourceOverrideTarget"]
 	_, hasEnabled := boot["BootSourceOverrideEnabled"]
 	if p.RequireTargetWithEnabled && hasTarget != hasEnabled {
-		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyMissing", "BootSourceOverrideTarget and BootSourceOverrideEnabled must be set together.", "#/Boot/BootSourceOverrideEnabled")
+		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyMissing",
+			"BootSourceOverrideTarget and BootSourceOverrideEnabled must be set together.", "#/Boot/BootSourceOverrideEnabled")
 	}
 	if _, hasMode := boot["BootSourceOverrideMode"]; hasMode && p.RejectBootMode {
-		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyNotWritable", "The property BootSourceOverrideMode is a read only property and cannot be assigned a value.", "#/Boot/BootSourceOverrideMode")
+		return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyNotWritable",
+			"The property BootSourceOverrideMode is a read only property and cannot be assigned a value.", "#/Boot/BootSourceOverrideMode")
 	}
 	system := b.tree[strings.TrimSuffix(path, "/Settings")]
 	current, _ := system["Boot"].(resource)
 	allowed, _ := current["BootSourceOverrideTarget@Redfish.AllowableValues"].([]any)
-	checks := map[string][]any{"BootSourceOverrideTarget": allowed, "BootSourceOverrideEnabled": toAny([]string{"Disabled", "Once", "Continuous"}), "BootSourceOverrideMode": toAny(bootModes)}
+	checks := map[string][]any{"BootSourceOverrideTarget": allowed,
+		"BootSourceOverrideEnabled": toAny([]string{"Disabled", "Once", "Continuous"}), "BootSourceOverrideMode": toAny(bootModes)}
 	for key, value := range boot {
 		valid, known := checks[key]
 		if !known {
-			return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyUnknown", "The property "+key+" is not in the list of valid properties for the resource.", "#/Boot/"+key)
+			return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyUnknown",
+				"The property "+key+" is not in the list of valid properties for the resource.", "#/Boot/"+key)
 		}
 		if len(valid) > 0 && !slices.Contains(valid, value) {
-			return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueNotInList", fmt.Sprintf("The value %v for the property %s is not in the list of acceptable values.", value, key), "#/Boot/"+key)
+			return http.StatusBadRequest, b.errorBody("Base.1.8.PropertyValueNotInList",
+				fmt.Sprintf("The value %v for the property %s is not in the list of acceptable values.", value, key), "#/Boot/"+key)
 		}
 	}
 	if p.SkipsBootOverride {

@@ -28,7 +28,8 @@ func (b *BMC) allowedResets(system string) []any {
 func (b *BMC) reset(system string, args map[string]any) (int, resource) {
 	resetType, _ := args["ResetType"].(string)
 	if !slices.Contains(b.allowedResets(system), any(resetType)) {
-		return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterValueNotInList", "The value "+resetType+" for the parameter ResetType is not in the list of acceptable values.", "#/ResetType")
+		return http.StatusBadRequest, b.errorBody("Base.1.8.ActionParameterValueNotInList",
+			"The value "+resetType+" for the parameter ResetType is not in the list of acceptable values.", "#/ResetType")
 	}
 	sys := b.tree[system]
 	state, _ := sys["PowerState"].(string)

@@ -117,7 +117,8 @@ func Listen(addr string, cfg Config) (*BMC, error) {
 }
 
 func newBMC(cfg Config) (*BMC, error) {
-	b := &BMC{cfg: cfg, sessions: map[string]*session{}, stale: map[string]staleView{}, tasks: map[string]*task{}, fetched: map[string]string{}}
+	b := &BMC{cfg: cfg, sessions: map[string]*session{}, stale: map[string]staleView{}, tasks: map[string]*task{},
+		fetched: map[string]string{}}
 	if b.cfg.MaxRequests == 0 {
 		b.cfg.MaxRequests = 2000
 	}
@@ -207,7 +208,8 @@ func (b *BMC) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer b.mu.Unlock()
 	b.requests = append(b.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	if len(b.requests) > b.cfg.MaxRequests {
-		b.writeError(w, http.StatusServiceUnavailable, "Test.RequestBudget", fmt.Sprintf("the fake BMC answers at most %d requests", b.cfg.MaxRequests))
+		b.writeError(w, http.StatusServiceUnavailable, "Test.RequestBudget",
+			fmt.Sprintf("the fake BMC answers at most %d requests", b.cfg.MaxRequests))
 		return
 	}
 	path := strings.TrimRight(r.URL.Path, "/")

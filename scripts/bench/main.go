@@ -98,7 +98,8 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
-	only := flag.String("only", "", "run only this case: download, fleet (serve replicas against nginx), nodes (serve with 1,000 and 10,000 nodes) or headers (serve's memory after a burst of slow headers)")
+	only := flag.String("only", "", "run only this case: download, fleet (serve replicas against nginx), nodes (serve with 1,000 and "+
+		"10,000 nodes) or headers (serve's memory after a burst of slow headers)")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	relay := flag.String("relay", "", "run as the fleet case's TCP relay to this HOST:PORT (the fleet case starts it)")
 	flag.Parse()
