@@ -30,6 +30,7 @@ type namedArea struct {
 	name string
 	embed.Area
 	writable bool
+	kargs    bool // a kargs area, which lies in a boot loader's configuration
 }
 
 // validateAreas checks every area found in the ISO's metadata against one rule (areaRule),
@@ -81,7 +82,7 @@ func (r areaRule) problem(a namedArea, earlier []namedArea) string {
 		return fmt.Sprintf("overlaps the directory records at byte %d", dir.Offset())
 	}
 	for _, s := range r.reserved {
-		if overlaps(a.Area, s.Area) {
+		if overlaps(a.Area, s.Area) && !(s.kargsOnly && a.kargs) {
 			return fmt.Sprintf("overlaps %s (%d bytes at byte %d)", s.name, s.Length, s.Offset)
 		}
 	}
@@ -99,7 +100,7 @@ func (l *LiveISO) namedAreas() []namedArea {
 	areas := []namedArea{{name: "the Ignition area (" + l.ignition.Source + ")", Area: l.ignition.Area, writable: true}}
 	if l.kargs != nil {
 		for i, a := range l.kargs.Areas {
-			areas = append(areas, namedArea{name: fmt.Sprintf("karg area %d (%s)", i+1, l.kargs.Source), Area: a.Area, writable: true})
+			areas = append(areas, namedArea{name: fmt.Sprintf("karg area %d (%s)", i+1, l.kargs.Source), Area: a.Area, writable: true, kargs: true})
 		}
 	}
 	if legacy := l.ignition.Legacy; legacy != nil {
@@ -119,9 +120,11 @@ func (l *LiveISO) extents() (files, dirs []Record, protected []reservedArea, err
 			files = append(files, e.Record)
 			area := embed.Area{Offset: e.Offset(), Length: int64(e.Length)}
 			if slices.Contains(embed.MetadataPaths, e.Path) {
-				protected = append(protected, reservedArea{"the metadata file " + e.displayName(), area})
+				protected = append(protected, reservedArea{name: "the metadata file " + e.displayName(), Area: area})
 			} else if isBootFile(e) {
-				protected = append(protected, reservedArea{"the boot file " + e.DisplayPath, area})
+				protected = append(protected, reservedArea{name: "the boot file " + e.DisplayPath, Area: area})
+			} else if isBootConfig(e) {
+				protected = append(protected, reservedArea{name: "the boot loader configuration " + e.DisplayPath, Area: area, kargsOnly: true})
 			}
 		}
 		return nil
@@ -138,6 +141,18 @@ func (l *LiveISO) extents() (files, dirs []Record, protected []reservedArea, err
 // Ignition area lies inside it.
 var bootFiles = []string{"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img", "images/pxeboot/rootfs.img",
 	"images/efiboot.img", "isolinux/isolinux.bin"}
+
+// isBootConfig reports whether e is a boot loader's configuration, which the boot reads and
+// where the kargs areas lie: isolinux's, s390x's zipl.prm, or a grub.cfg under EFI/.
+func isBootConfig(e WalkEntry) bool {
+	for _, p := range []string{e.DisplayPath, strings.TrimSuffix(strings.ToLower(e.Path), ".")} {
+		p = strings.ToLower(p)
+		if p == "isolinux/isolinux.cfg" || p == "zipl.prm" || (strings.HasPrefix(p, "efi/") && strings.HasSuffix(p, "/grub.cfg")) {
+			return true
+		}
+	}
+	return false
+}
 
 // isBootFile reports whether e is one of bootFiles, by its Rock Ridge path or, in an ISO
 // without Rock Ridge, by its primary name ("IMAGES/PXEBOOT/VMLINUZ.").

@@ -10,11 +10,12 @@ import (
 )
 
 // An igninfo.json that places the Ignition area in a file the boot reads (the kernel, the
-// initramfs, the EFI image, isolinux) is refused: `reset` would zero part of it.
+// initramfs, the EFI image, isolinux, a boot loader's configuration) is refused: `reset` would zero part of it.
 func TestIgnitionAreaInABootFileIsRefused(t *testing.T) {
 	base := fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso")
 	const igninfoAt = 413696
-	for _, path := range []string{"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img", "images/efiboot.img", "isolinux/isolinux.bin", "images/pxeboot/rootfs.img"} {
+	for _, path := range []string{"images/pxeboot/vmlinuz", "images/pxeboot/initrd.img", "images/efiboot.img", "isolinux/isolinux.bin", "images/pxeboot/rootfs.img",
+		"isolinux/isolinux.cfg", "zipl.prm"} {
 		t.Run(path, func(t *testing.T) {
 			iso := bytes.Clone(base)
 			fixtures.SetFile(t, iso, "IGNINFO.JSO;1", igninfoAt, []byte(`{"file": "`+path+`", "offset": 0, "length": 8}`))

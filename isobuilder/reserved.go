@@ -12,6 +12,8 @@ import (
 type reservedArea struct {
 	name string
 	embed.Area
+	// kargsOnly marks a boot loader's configuration: the kargs areas lie in it, no other.
+	kargsOnly bool
 }
 
 // maxPathTable bounds a path table: a real one is a few KiB, one entry per directory.
@@ -25,10 +27,14 @@ const maxPathTable = 1 << 20
 // is not their check.
 func (l *LiveISO) reservedAreas(protected []reservedArea) ([]reservedArea, error) {
 	var reserved []reservedArea
-	add := func(name string, offset, length int64) {
-		if length > 0 && offset >= 0 && offset < l.size {
-			reserved = append(reserved, reservedArea{name, embed.Area{Offset: offset, Length: min(length, l.size-offset)}})
+	keep := func(r reservedArea) {
+		if r.Length > 0 && r.Offset >= 0 && r.Offset < l.size {
+			r.Length = min(r.Length, l.size-r.Offset)
+			reserved = append(reserved, r)
 		}
+	}
+	add := func(name string, offset, length int64) {
+		keep(reservedArea{name: name, Area: embed.Area{Offset: offset, Length: length}})
 	}
 	for _, d := range l.volume.Descriptors {
 		if d.PathTableSize <= maxPathTable {
@@ -49,7 +55,7 @@ func (l *LiveISO) reservedAreas(protected []reservedArea) ([]reservedArea, error
 	}
 	reserved = append(reserved, backup...)
 	for _, f := range protected {
-		add(f.name, f.Offset, f.Length)
+		keep(f)
 	}
 	return reserved, nil
 }
@@ -80,12 +86,12 @@ func (l *LiveISO) backupGPT() ([]reservedArea, error) {
 	if string(header[:8]) != "EFI PART" || binary.LittleEndian.Uint64(header[24:32]) != alternate {
 		return nil, nil
 	}
-	areas := []reservedArea{{"the backup GPT header", embed.Area{Offset: int64(alternate) * lbaSize, Length: lbaSize}}}
+	areas := []reservedArea{{name: "the backup GPT header", Area: embed.Area{Offset: int64(alternate) * lbaSize, Length: lbaSize}}}
 	entries := binary.LittleEndian.Uint64(header[72:80])
 	count, size := int64(binary.LittleEndian.Uint32(header[80:84])), int64(binary.LittleEndian.Uint32(header[84:88]))
 	if entries < uint64(l.size/lbaSize) && count <= 1024 && size <= 4096 {
-		areas = append(areas, reservedArea{"the backup GPT partition entries",
-			embed.Area{Offset: int64(entries) * lbaSize, Length: count * size}})
+		areas = append(areas, reservedArea{name: "the backup GPT partition entries",
+			Area: embed.Area{Offset: int64(entries) * lbaSize, Length: count * size}})
 	}
 	return areas, nil
 }
