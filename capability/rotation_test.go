@@ -38,6 +38,16 @@ func TestSecondRotationKeepsTheFirstGrace(t *testing.T) {
 	if s.Accepts("n2", token, t0.Add(30*time.Minute)) {
 		t.Error("a node's token is accepted for another node")
 	}
+	// A rotation with no grace, for a key that leaked, ends every earlier key at once.
+	if err := RotateSecretFile(path, t0.Add(2*time.Minute), 0); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = ReadSecretFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if s.Accepts("n1", token, t0.Add(3*time.Minute)) {
+		t.Error("a rotation without grace left the oldest key working")
+	}
 	// Keys whose grace is over are dropped from the file, and the kept ones are bounded.
 	for i := range 20 {
 		if err := RotateSecretFile(path, t0.Add(time.Duration(2+i)*time.Minute), time.Hour); err != nil {

@@ -78,7 +78,9 @@ func NewSecret() (*Secret, error) {
 
 // Rotated returns a new secret whose previous key is s's, honoured for grace after now.
 // The previous key is kept even with a zero grace: it tells servers that the rotation
-// chose its grace period, so theirs for a file replaced by hand does not apply.
+// chose its grace period, so theirs for a file replaced by hand does not apply. Keys of
+// earlier rotations keep their own grace, cut to this one's: a second rotation never ends
+// the first one's grace early, and one with no grace (a key that leaked) ends them all.
 func (s *Secret) Rotated(now time.Time, grace time.Duration) (*Secret, error) {
 	next, err := NewSecret()
 	if err != nil {
@@ -90,6 +92,11 @@ func (s *Secret) Rotated(now time.Time, grace time.Duration) (*Secret, error) {
 		next.Older = append(next.Older, PreviousKey{s.Previous, s.PreviousUntil})
 	}
 	next.Older = append(next.Older, s.Older...)
+	for i := range next.Older {
+		if next.Older[i].Until.After(next.PreviousUntil) {
+			next.Older[i].Until = next.PreviousUntil
+		}
+	}
 	next.Older = slices.DeleteFunc(next.Older, func(k PreviousKey) bool { return !now.Before(k.Until) })
 	next.Older = next.Older[:min(len(next.Older), maxOlderKeys)]
 	return next, nil

@@ -94,7 +94,7 @@ var completionCases = []struct {
 	line string
 	want []string
 }{
-	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe", "reset", "serve", "wait"}},
+	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe", "reset", "serve", "version", "wait"}},
 	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
 	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
 	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
