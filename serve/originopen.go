@@ -117,7 +117,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}) {
 		o.err, o.next = err, time.Now().Add(wait)
 		s.mu.Unlock()
 		if !logged {
-			s.log.Printf("not ready: %v; trying again with back-off (at most every %s) and at readiness probes", err, originRetryLimit)
+			s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)
 		}
 		if !s.waitOriginRetry(wait) {
 			return
