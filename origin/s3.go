@@ -80,42 +80,58 @@ func (o *Object) openS3(ctx context.Context, name string) error {
 	if err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
-	idle := o.opts.IdleTimeout
+	client, err := NewS3Client(ctx, o.opts)
+	if err != nil {
+		return &Error{URL: o.display, Err: err}
+	}
+	o.s3 = &s3Object{client: client, bucket: bucket, key: key}
+	return nil
+}
+
+// NewS3Client is the client Open reads s3:// objects with, for other requests to the same
+// store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
+// opts.RootCAs trusted, connections and responses bounded by opts.IdleTimeout
+// (DefaultIdleTimeout when zero). A missing region or credentials are ErrNoRegion and
+// ErrNoCredentials.
+func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
+	idle := opts.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.ResponseHeaderTimeout = idle
 		tr.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
 		tr.MaxIdleConnsPerHost = 64
-		if o.opts.RootCAs != nil {
-			tr.TLSClientConfig = &tls.Config{RootCAs: o.opts.RootCAs, MinVersion: tls.VersionTLS12}
+		if opts.RootCAs != nil {
+			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
 		}
 	})
 	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}
-	if o.opts.S3.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(o.opts.S3.Region))
+	if opts.S3.Region != "" {
+		loadOpts = append(loadOpts, config.WithRegion(opts.S3.Region))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
-		return &Error{URL: o.display, Err: fmt.Errorf("loading the AWS configuration: %w", err)}
+		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	client := s3.NewFromConfig(cfg, func(s3o *s3.Options) {
-		if o.opts.S3.Endpoint != "" {
-			s3o.BaseEndpoint = aws.String(o.opts.S3.Endpoint)
+		if opts.S3.Endpoint != "" {
+			s3o.BaseEndpoint = aws.String(opts.S3.Endpoint)
 		}
 		if s3o.Region == "" && s3o.BaseEndpoint != nil {
 			s3o.Region = "us-east-1"
 		}
-		s3o.UsePathStyle = o.opts.S3.PathStyle
+		s3o.UsePathStyle = opts.S3.PathStyle
 		// Ranges carry no checksum to check; a Range that is not the whole object never does.
 		s3o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	if client.Options().Region == "" {
-		return &Error{URL: o.display, Err: ErrNoRegion}
+		return nil, ErrNoRegion
 	}
 	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		return &Error{URL: o.display, Err: fmt.Errorf("%w: %v", ErrNoCredentials, err)}
+		return nil, fmt.Errorf("%w: %v", ErrNoCredentials, err)
 	}
-	o.s3 = &s3Object{client: client, bucket: bucket, key: key}
-	return nil
+	return client, nil
 }
 
 // get sends a signed GetObject for n bytes at off; conditional asks for the opened version
