@@ -149,3 +149,18 @@ func PXEKargs(iso *isobuilder.LiveISO, edits coreos.LiveKargs) ([]string, error)
 	}
 	return kargs, nil
 }
+
+// ErrKargsNotInInitramfs says that live kernel arguments were asked of a customized
+// initramfs alone: they live in the boot configuration that loads it.
+var ErrKargsNotInInitramfs = errors.New("live kernel arguments are not part of an initramfs: put them in the PXE boot configuration")
+
+// CustomizeInitramfs writes the node's PXE initramfs made from stock, a stock CoreOS live
+// initramfs that is not customized yet (the ISO's images/pxeboot/initrd.img, or one a PXE
+// server keeps): the bytes `pxe build` writes as initrd.img for the same node over an ISO
+// with that initramfs. On error w may have received part of it.
+func (n *Node) CustomizeInitramfs(w io.Writer, stock io.Reader) error {
+	if !n.LiveKargs.IsZero() {
+		return ErrKargsNotInInitramfs
+	}
+	return isobuilder.CustomizeInitramfs(w, stock, n.Payload)
+}
