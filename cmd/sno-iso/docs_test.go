@@ -200,7 +200,7 @@ func TestDocsIndependentOfBuilder(t *testing.T) {
 		t.Setenv("XDG_CACHE_HOME", home+"/cache")
 		dir := writeDocsFor(t)
 		files := map[string][]byte{}
-		for _, name := range []string{manPageFile, bashCompletionFile, zshCompletionFile, fishCompletionFile} {
+		for _, name := range []string{manPageFile, configManPageFile, bashCompletionFile, zshCompletionFile, fishCompletionFile} {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
 				t.Fatal(err)
