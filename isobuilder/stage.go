@@ -13,6 +13,7 @@ import (
 // Stage writes a set of outputs atomically: each output is a temporary file beside its
 // destination (unnamed on Linux, see tempfile.go) until Commit moves them all into place;
 // Abort, or any error, leaves the destinations as they were and no temporary file behind.
+// Two outputs that are one file (SameFile) are refused with an error wrapping ErrSameOutput.
 // Every sink that writes files goes through a Stage.
 type Stage struct {
 	force    bool
@@ -95,10 +96,26 @@ func statInputs(paths []string) []keptFile {
 	return kept
 }
 
-// checkNotKept refuses a dest, as found in dir, that is one of the kept inputs.
+// checkNotKept refuses a dest, as found in dir, that is one of the kept inputs. A link there
+// leading out of dir is followed too: it names the file it leads to.
 func (s *Stage) checkNotKept(dir *outDir, dest string) error {
-	if info, err := dir.root.Stat(filepath.Base(dest)); err == nil {
+	info, err := dir.root.Stat(filepath.Base(dest))
+	if err != nil {
+		info, err = os.Stat(dest)
+	}
+	if err == nil {
 		return checkNotInput(dest, info, s.kept)
+	}
+	return nil
+}
+
+// checkNotStaged refuses a dest that is one of the outputs already started, by any name
+// (SameFile): the later would replace the earlier.
+func (s *Stage) checkNotStaged(dest string) error {
+	for _, sf := range s.files {
+		if SameFile(sf.dest, dest) {
+			return fmt.Errorf("writing %s: %w (%s); give each output its own name", dest, ErrSameOutput, sf.dest)
+		}
 	}
 	return nil
 }
@@ -128,6 +145,9 @@ func (s *Stage) Create(dest string, perm fs.FileMode) (*os.File, error) {
 	if err := s.checkNotKept(dir, dest); err != nil {
 		return nil, err
 	}
+	if err := s.checkNotStaged(dest); err != nil {
+		return nil, err
+	}
 	existed, err := checkReplaceable(dir, dest, s.force)
 	if err != nil {
 		return nil, err
@@ -148,6 +168,9 @@ func (s *Stage) adopt(t *tempFile, dest string) error {
 		return err
 	}
 	if err := s.checkNotKept(dir, dest); err != nil {
+		return err
+	}
+	if err := s.checkNotStaged(dest); err != nil {
 		return err
 	}
 	existed, err := checkReplaceable(dir, dest, s.force)

@@ -61,7 +61,7 @@ func writeMinimal(c *cli.Context, isoPath, out string,
 			return err
 		}
 	}
-	if rootfsOut != "" && sameFile(out, rootfsOut) {
+	if isobuilder.SameFile(out, rootfsOut) {
 		return usagef("--output-rootfs %s and the output %s are the same file: one would replace the other; give two names", rootfsOut, out)
 	}
 	if out == "-" {
@@ -150,22 +150,6 @@ func refuseExisting(path string, force bool, inputs []string) error {
 		return fmt.Errorf("writing %s: %w", path, isobuilder.ErrFileExists)
 	}
 	return nil
-}
-
-// sameFile reports whether the output paths a and b name one file: the same path once
-// cleaned and absolute, or two names (links) of an existing file. "-" is standard output.
-func sameFile(a, b string) bool {
-	if a == "-" || b == "-" {
-		return false
-	}
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	if errA == nil && errB == nil && absA == absB {
-		return true
-	}
-	infoA, errA := os.Stat(a)
-	infoB, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(infoA, infoB)
 }
 
 // tempDirFor is where the temporary image for out goes: beside it, so that it is renamed
