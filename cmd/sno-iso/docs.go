@@ -20,6 +20,10 @@ const (
 	bashCompletionFile = "sno-iso.bash"
 	zshCompletionFile  = "_sno-iso"
 	fishCompletionFile = "sno-iso.fish"
+	// The completions of the coreos-installer link (make install COREOS_INSTALLER_LINK=1).
+	dropInBashCompletionFile = "coreos-installer.bash"
+	dropInZshCompletionFile  = "_coreos-installer"
+	dropInFishCompletionFile = "coreos-installer.fish"
 )
 
 // docsCommand writes the man page and the shell completions from the command definitions, so
@@ -43,13 +47,17 @@ func writeDocs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tree := commandTree(c.App)
+	dropIn := newDropInApp(nil, io.Discard, io.Discard)
+	snoCompletion, dropInCompletion := newCompletionScript(c.App), newCompletionScript(dropIn)
 	files := map[string]string{
-		manPageFile:        man + manSections(c.App, newDropInApp(nil, io.Discard, io.Discard)),
-		configManPageFile:  configManPage(),
-		bashCompletionFile: bashCompletion(tree),
-		zshCompletionFile:  zshCompletion(tree),
-		fishCompletionFile: fishCompletion(tree),
+		manPageFile:              man + manSections(c.App, dropIn),
+		configManPageFile:        configManPage(),
+		bashCompletionFile:       snoCompletion.bash(),
+		zshCompletionFile:        snoCompletion.zsh(),
+		fishCompletionFile:       snoCompletion.fish(),
+		dropInBashCompletionFile: dropInCompletion.bash(),
+		dropInZshCompletionFile:  dropInCompletion.zsh(),
+		dropInFishCompletionFile: dropInCompletion.fish(),
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
