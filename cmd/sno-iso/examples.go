@@ -43,8 +43,8 @@ var examples = map[string][]example{
 			"--installation-disk /dev/disk/by-id/wwn-0x5000c500a0b1c2d3 --network-nmstate nmstate.yaml -o sno.iso",
 			does: "install to a disk given on the command line, with a static network from NMState"},
 		{line: "sno-iso build --iso rhcos-live.x86_64.iso --ignition bootstrap-in-place-for-live-iso.ign " +
-			"--agent-config agent-config.yaml -o sno.iso",
-			does: "take the network and installation disk from the agent-based installer's agent-config.yaml"},
+			"--agent-config agent-config.yaml --host master-0 -o sno.iso",
+			does: "take the network and installation disk of a host of the agent-based installer's agent-config.yaml"},
 		{line: "sno-iso build --iso rhcos-live.x86_64.iso --ignition bootstrap-in-place-for-live-iso.ign --config sno.yaml " +
 			"--minimal -o sno-minimal.iso",
 			does: "a minimal ISO whose live system fetches the root file system over HTTP"},
@@ -93,7 +93,7 @@ var examples = map[string][]example{
 	},
 	"sno-iso network gc": {
 		{line: "sno-iso network gc -C keyfiles nmstate.yaml", does: "write the keyfiles NetworkManager would get, to review them"},
-		{line: "sno-iso network gc --host sno1 agent-config.yaml", does: "the keyfiles of one host of an agent-config.yaml"},
+		{line: "sno-iso network gc --host master-0 agent-config.yaml", does: "the keyfiles of one host of an agent-config.yaml"},
 	},
 	"sno-iso network extract": {
 		{line: "sno-iso network extract -C keyfiles sno.iso", does: "copy the embedded keyfiles into ./keyfiles"},

@@ -58,21 +58,7 @@ func exampleWorkspace(t *testing.T, bin string) string {
 	sno := "coreOSInstallation:\n  installationDisk: /dev/sda\n"
 	writeFile(t, filepath.Join(dir, "sno.yaml"), sno)
 	writeFile(t, filepath.Join(dir, "nmstate.yaml"), nmstateDoc)
-	writeFile(t, filepath.Join(dir, "agent-config.yaml"), `apiVersion: v1beta1
-kind: AgentConfig
-metadata:
-  name: sno
-hosts:
-  - hostname: sno1
-    rootDeviceHints:
-      deviceName: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3
-    interfaces:
-      - name: eno1
-        macAddress: 00:ef:44:21:e6:a5
-    networkConfig:
-      interfaces:
-        - {name: eno1, type: ethernet, state: up, ipv4: {enabled: true, dhcp: true}}
-`)
+	writeFile(t, filepath.Join(dir, "agent-config.yaml"), agentConfig)
 	writeFile(t, filepath.Join(dir, "static-ip.nmconnection"), "[connection]\nid=eno1\ntype=ethernet\ninterface-name=eno1\n\n"+
 		"[ipv4]\nmethod=manual\naddress1=192.0.2.10/24,192.0.2.1\ndns=192.0.2.1;\n")
 	writeFile(t, filepath.Join(dir, "config.ign"), `{"ignition":{"version":"3.2.0"}}`)
