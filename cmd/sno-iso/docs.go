@@ -125,7 +125,9 @@ func manSections(app, dropIn *cli.App) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s.\nRead by: %s.\n", v.name, roff(v.meaning), roff(strings.Join(readers, ", ")))
+		if len(readers) > 0 {
+			fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s.\nRead by: %s.\n", v.name, roff(v.meaning), roff(strings.Join(readers, ", ")))
+		}
 	}
 	b.WriteString("\n.SH FILES\n")
 	for _, f := range manFiles() {

@@ -16,7 +16,8 @@ type envVar struct {
 }
 
 // environment lists every environment variable sno-iso reads, directly or through the Go
-// library (os.UserCacheDir, the HTTP client's proxy and certificate lookups, os.TempDir).
+// library (os.UserCacheDir, the HTTP client's proxy and certificate lookups, os.TempDir) and
+// the AWS SDK.
 var environment = []envVar{
 	{envBMCUsername, "the BMC account's user name, when --credentials-file and sno.yaml name no file", readsBMCAccount},
 	{envBMCPassword, "the BMC account's password, with " + envBMCUsername, readsBMCAccount},
@@ -27,6 +28,17 @@ var environment = []envVar{
 	{"NO_PROXY", "hosts, domains and networks reached without a proxy, comma-separated (also no_proxy)", readsHTTP},
 	{"SSL_CERT_FILE", "a PEM bundle of CAs to trust for https instead of the system's", readsHTTP},
 	{"SSL_CERT_DIR", "directories (colon-separated) of PEM CA certificates to trust for https", readsHTTP},
+	{"AWS_ACCESS_KEY_ID", "the access key of s3:// requests (with AWS_SECRET_ACCESS_KEY; the AWS SDK's default chain)", readsS3},
+	{"AWS_SECRET_ACCESS_KEY", "the secret key of s3:// requests", readsS3},
+	{"AWS_SESSION_TOKEN", "the session token of temporary s3:// credentials", readsS3},
+	{"AWS_PROFILE", "the profile of ~/.aws/config and ~/.aws/credentials to take credentials and region from", readsS3},
+	{"AWS_CONFIG_FILE", "the shared config file (default: ~/.aws/config)", readsS3},
+	{"AWS_SHARED_CREDENTIALS_FILE", "the shared credentials file (default: ~/.aws/credentials)", readsS3},
+	{"AWS_REGION", "the region s3:// requests are signed for, unless --s3-region", readsS3},
+	{"AWS_ENDPOINT_URL_S3", "the S3 store to reach, unless --s3-endpoint", readsS3},
+	{"AWS_WEB_IDENTITY_TOKEN_FILE", "a web identity token to exchange for credentials (EKS IRSA), with AWS_ROLE_ARN", readsS3},
+	{"AWS_ROLE_ARN", "the role that the web identity token is exchanged for", readsS3},
+	{"AWS_CA_BUNDLE", "a PEM bundle of CAs added for s3:// requests", readsS3},
 	{"TMPDIR", "the directory for temporary images: serve's media, and outputs written to standard output (default: /tmp)", readsTempDir},
 }
 
@@ -44,6 +56,9 @@ func readsCache(cmd *cli.Command) bool { return hasFlag(cmd, "cache-dir") }
 func readsHTTP(cmd *cli.Command) bool {
 	return hasFlag(cmd, "stream", "url", "credentials-file", "serve-url", "stream-base-url")
 }
+
+// readsS3: the commands that take an s3:// URL, which the AWS SDK's default chain configures.
+func readsS3(cmd *cli.Command) bool { return hasFlag(cmd, "s3-endpoint") }
 
 // readsTempDir: serve composes media in the temporary directory; a minimal ISO written to
 // standard output is assembled there.

@@ -41,7 +41,8 @@ var impliedEnvironment = []struct {
 		[]string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"}},
 	{regexp.MustCompile(`os\.TempDir\(\)`), []string{"TMPDIR"}},
 	{regexp.MustCompile(`"github.com/aws/aws-sdk-go-v2/config"`), []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-		"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_ENDPOINT_URL_S3", "AWS_WEB_IDENTITY_TOKEN_FILE"}},
+		"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION", "AWS_ENDPOINT_URL_S3",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CA_BUNDLE"}},
 }
 
 var (
