@@ -3,6 +3,8 @@ package coreos
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -34,6 +36,10 @@ type Installation struct {
 	// RebootDelay is the time between the end of the install and the reboot, a whole
 	// number of minutes (`rebootDelay`); nil means DefaultRebootDelay.
 	RebootDelay *time.Duration
+	// PreInstall and PostInstall are executables on the live system that install-to-disk runs,
+	// in order, before the disk is written and after it (before the reboot); a failure stops
+	// the install. PrepareLiveIgnition sets them from LiveIgnitionOptions.
+	PreInstall, PostInstall []string
 }
 
 // EffectiveRebootDelay is RebootDelay, or DefaultRebootDelay when it is not set.
@@ -108,6 +114,11 @@ func (inst Installation) Validate() (warnings []string, err error) {
 	}
 	if err := ValidateRebootDelay(inst.EffectiveRebootDelay()); err != nil {
 		return nil, fmt.Errorf("rebootDelay %w", err)
+	}
+	for _, script := range append(slices.Clip(inst.PreInstall), inst.PostInstall...) {
+		if !strings.HasPrefix(script, "/") || strings.ContainsAny(script, "\x00\n") {
+			return nil, fmt.Errorf("install script %q is not an absolute path", script)
+		}
 	}
 	return warnings, nil
 }

@@ -90,6 +90,9 @@ func renderInstallToDiskScript(inst Installation, serviceRecords, report bool) s
 	if inst.WipeDisk {
 		b.WriteString(wipeFunction)
 	}
+	if len(inst.PreInstall)+len(inst.PostInstall) > 0 {
+		b.WriteString(installScriptFunction)
+	}
 	fmt.Fprintf(&b, `
 %[3]secho "Waiting for %[1]s"
 until [ -f %[1]s ]; do
@@ -100,15 +103,20 @@ if [ ! -f %[2]s ]; then
 `, bootkubeDoneMarker, coreosInstallerDoneMarker, start("", "wait-for-bootkube"), success(""))
 	b.WriteString(reportLine("\t", progress.InstallStarted))
 	b.WriteString(start("\t", "coreos-installer"))
+	for _, script := range inst.PreInstall {
+		fmt.Fprintf(&b, "\trun_install_script pre %s\n", shellQuote(script))
+	}
 	if inst.WipeDisk {
 		fmt.Fprintf(&b, "\trelease_and_wipe %s\n", disk)
 	}
-	fmt.Fprintf(&b, `	echo "Installing to %s"
-	%s
-	touch %s
+	fmt.Fprintf(&b, "\techo \"Installing to %s\"\n\t%s\n", inst.Disk, installerCommand(inst))
+	for _, script := range inst.PostInstall {
+		fmt.Fprintf(&b, "\trun_install_script post %s\n", shellQuote(script))
+	}
+	fmt.Fprintf(&b, `	touch %s
 %sfi
 %s
-`, inst.Disk, installerCommand(inst), coreosInstallerDoneMarker, success("\t"), reportLine("", progress.InstallDone))
+`, coreosInstallerDoneMarker, success("\t"), reportLine("", progress.InstallDone))
 	minutes := int(inst.EffectiveRebootDelay() / time.Minute)
 	fmt.Fprintf(&b, `%secho "Going to reboot in %d minute(s)"
 shutdown -r +%d "Bootstrap completed, server is going to reboot."
@@ -132,6 +140,22 @@ func installerCommand(inst Installation) string {
 	}
 	return strings.Join(append(cmd, shellQuote(inst.Disk)), " ")
 }
+
+// installScriptFunction runs the user's pre- and post-install scripts (coreos-installer's
+// --pre-install and --post-install). A failing script stops the install there, with a line
+// in the unit's journal; the unit's Restart= tries again, from the pre-install scripts.
+const installScriptFunction = `
+# run_install_script KIND SCRIPT: run a pre- or post-install script; its failure stops the install.
+run_install_script() {
+	local status=0
+	echo "Running $1-install script $2"
+	"$2" || status=$?
+	if [ "${status}" -ne 0 ]; then
+		echo "The $1-install script $2 failed with exit status ${status}: the install stops here" >&2
+		exit "${status}"
+	fi
+}
+`
 
 // wipeFunction frees the target disk of what a previous OS left on it. Holders are
 // released topmost first (lsblk lists a stacked device after its parent), but only the

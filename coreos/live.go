@@ -30,7 +30,27 @@ type LiveIgnitionOptions struct {
 	// Report, when set, adds the progress hooks: the live system reports its phases, and a
 	// MachineConfig makes the installed system report its first boot.
 	Report *progress.Hooks
+	// PreInstall and PostInstall are scripts the live system runs, in order, before
+	// install-to-disk writes the disk and after it (coreos-installer's --pre-install and
+	// --post-install).
+	PreInstall, PostInstall []InstallScript
+	// IgnitionCAs are PEM bundles that Ignition trusts in the live system and, through the
+	// master MachineConfig, on the installed node (coreos-installer's --ignition-ca).
+	IgnitionCAs [][]byte
+	// LiveFragments are more configs for the live system, merged into it in order
+	// (coreos-installer's --live-ignition beside the bootstrap-in-place config).
+	LiveFragments []LiveFragment
 }
+
+// hasAdditions tells whether opts asks for any of coreos-installer's live additions.
+func (opts LiveIgnitionOptions) hasAdditions() bool {
+	return len(opts.PreInstall)+len(opts.PostInstall)+len(opts.IgnitionCAs)+len(opts.LiveFragments) > 0
+}
+
+// ErrSecondBootstrapInPlace says that a live config to merge in is a bootstrap-in-place config
+// too: a node boots one.
+var ErrSecondBootstrapInPlace = errors.New("a second bootstrap-in-place config: the live system runs one; " +
+	"give the other configs' own files and units only")
 
 // PrepareLiveIgnition turns the bootstrap-in-place Ignition from openshift-install into the
 // live config to embed: validated, with install-to-disk set from the installation, in the
@@ -49,9 +69,10 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		if !opts.AllowAnyIgnition {
 			return nil, warnings, ErrNotBootstrapInPlace
 		}
-		if len(opts.Customizations) > 0 || opts.Hostname != "" {
-			return nil, warnings, errors.New("customizations of the installed node and its hostname need a bootstrap-in-place config: " +
-				"they reach the node through its bootkube and Machine Config Operator")
+		if len(opts.Customizations) > 0 || opts.Hostname != "" || opts.hasAdditions() {
+			return nil, warnings, errors.New("customizations of the installed node, its hostname, Ignition CAs, live configs and " +
+				"install scripts need a bootstrap-in-place config: they reach the node through its install-to-disk, bootkube and " +
+				"Machine Config Operator")
 		}
 		if opts.Installation.Disk != "" {
 			warnings = append(warnings, Warning{Path: DiskSetting,
@@ -63,7 +84,33 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		}
 		return raw, warnings, nil
 	}
-	diskWarnings, err := opts.Installation.Validate()
+	inst := opts.Installation
+	if inst.PreInstall, err = installScriptPaths("pre", opts.PreInstall); err != nil {
+		return nil, warnings, err
+	}
+	if inst.PostInstall, err = installScriptPaths("post", opts.PostInstall); err != nil {
+		return nil, warnings, err
+	}
+	for _, ca := range opts.IgnitionCAs {
+		if err := CheckCABundle(ca); err != nil {
+			return nil, warnings, fmt.Errorf("an Ignition CA: %w", err)
+		}
+	}
+	var fragmentWarnings []Warning
+	for _, f := range opts.LiveFragments {
+		fragment, own, err := ParseIgnition(f.Data)
+		if err != nil {
+			return nil, warnings, fmt.Errorf("%s: %w", f.Source, err)
+		}
+		if fragment.IsBootstrapInPlace() {
+			return nil, warnings, fmt.Errorf("%s: %w", f.Source, ErrSecondBootstrapInPlace)
+		}
+		for _, w := range own {
+			w.Path = sourcePrefix(f.Source) + w.Path
+			fragmentWarnings = append(fragmentWarnings, w)
+		}
+	}
+	diskWarnings, err := inst.Validate()
 	if err != nil {
 		if opts.Installation.Disk == "" {
 			if info, inspectErr := InspectIgnition(raw); inspectErr == nil && info.Installation.Disk != "" {
@@ -72,7 +119,7 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		}
 		return nil, warnings, err
 	}
-	if err := ig.setInstallToDisk(opts.Installation, opts.Report != nil); err != nil {
+	if err := ig.setInstallToDisk(inst, opts.Report != nil); err != nil {
 		return nil, warnings, err
 	}
 	customizations := opts.Customizations
@@ -100,9 +147,21 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		}
 		customizations = append(slices.Clone(customizations), hooks)
 	}
+	if len(opts.IgnitionCAs) > 0 {
+		cas, err := caCustomization(opts.IgnitionCAs)
+		if err != nil {
+			return nil, warnings, err
+		}
+		customizations = append(slices.Clip(customizations), cas)
+	}
 	var customizationWarnings []Warning
 	if len(customizations) > 0 {
 		if out, customizationWarnings, err = addCustomizationManifest(out, ig.Version, customizations); err != nil {
+			return nil, warnings, err
+		}
+	}
+	if opts.hasAdditions() {
+		if out, err = addLiveAdditions(out, opts.PreInstall, opts.PostInstall, opts.IgnitionCAs, opts.LiveFragments); err != nil {
 			return nil, warnings, err
 		}
 	}
@@ -112,7 +171,7 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 	if err != nil {
 		return nil, warnings, errors.Join(errors.New("re-reading the live Ignition config"), err)
 	}
-	outWarnings = append(outWarnings, customizationWarnings...)
+	outWarnings = append(append(outWarnings, fragmentWarnings...), customizationWarnings...)
 	for _, w := range diskWarnings {
 		outWarnings = append(outWarnings, Warning{Path: DiskSetting, Message: w})
 	}

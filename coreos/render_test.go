@@ -34,6 +34,9 @@ var renderCases = []struct {
 		RebootDelay: minutes(5),
 	}},
 	{"reboot-now", Installation{Disk: "/dev/vda", RebootDelay: minutes(0)}},
+	{"install-scripts", Installation{Disk: "/dev/vda", WipeDisk: true,
+		PreInstall:  []string{"/usr/local/bin/pre-install-a.sh", "/usr/local/bin/pre-install-it's"},
+		PostInstall: []string{"/usr/local/bin/post-install-b"}}},
 }
 
 func checkGolden(t *testing.T, name, got string) {

@@ -19,9 +19,10 @@ const (
 	MetricsPath = "/metrics"
 )
 
-// Admin answers /healthz (the process answers), /readyz (the ISO is parsed and readable, its
-// origin answers with the version being served, and the nodes directory is listed: 503 with
-// the reason otherwise) and /metrics (Prometheus). A node whose files are broken leaves the
+// Admin answers /healthz (the process answers, whatever the origin does), /readyz (the ISO is
+// parsed and readable, its origin answers with the version being served, and the nodes
+// directory is listed: 503 with the reason otherwise; a probe while the origin has not
+// answered yet asks for an attempt) and /metrics (Prometheus). A node whose files are broken leaves the
 // server ready: its requests fail on every replica alike, and the index names it.
 func (s *Server) Admin() http.Handler {
 	s.adminOnce.Do(func() { s.admin = s.newAdmin() })
@@ -53,6 +54,9 @@ func (s *Server) isAdminPath(path string) bool {
 func (s *Server) ready(ctx context.Context) error {
 	iso, err := s.acquireISO()
 	if err != nil {
+		if errors.Is(err, ErrOriginNotOpen) {
+			s.wakeOrigin()
+		}
 		return err
 	}
 	object := iso.object

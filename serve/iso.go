@@ -41,14 +41,17 @@ type isoState struct {
 	minimal flights[*minimalBase] // by rootfs URL
 }
 
-// openISO opens and parses the ISO at path, or at an http(s) URL through its origin. It must
-// be pristine, as for build: every node's media are its customization of the stock ISO.
-func openISO(path string, opts origin.Options) (*isoState, error) {
-	open := openFileISO
+// openISO opens and parses the ISO at path, or at an http(s) URL through its origin (until
+// ctx ends). It must be pristine, as for build: every node's media are its customization of
+// the stock ISO.
+func openISO(ctx context.Context, path string, opts origin.Options) (*isoState, error) {
+	var s *isoState
+	var err error
 	if isURL(path) {
-		open = openOriginISO
+		s, err = openOriginISO(ctx, path, opts)
+	} else {
+		s, err = openFileISO(path)
 	}
-	s, err := open(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +62,7 @@ func openISO(path string, opts origin.Options) (*isoState, error) {
 	return s, nil
 }
 
-func openFileISO(path string, _ origin.Options) (*isoState, error) {
+func openFileISO(path string) (*isoState, error) {
 	st := filestamp.Of(path)
 	iso, err := isobuilder.Open(path)
 	if err != nil {
@@ -94,6 +97,9 @@ func (s *Server) acquireISO() (*isoState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.iso == nil {
+		if s.opening != nil && !s.closed {
+			return nil, s.opening.unavailable()
+		}
 		return nil, errors.New("the server is shutting down")
 	}
 	// A file moved or removed cannot be served as it was opened (the rename or unlink
@@ -104,7 +110,7 @@ func (s *Server) acquireISO() (*isoState, error) {
 			public: "the server's ISO is missing; the server's log says more"}
 	}
 	if st.Exists() && !st.Same(s.iso.stamp) && !st.Same(s.badStamp) {
-		next, err := openISO(s.cfg.ISO, s.cfg.Origin)
+		next, err := openISO(s.ctx, s.cfg.ISO, s.cfg.Origin)
 		if err != nil {
 			s.isoErr, s.badStamp = fmt.Errorf("%w; it changed while being served: put the pristine ISO back", err), st
 			s.log.Printf("%v", s.isoErr)

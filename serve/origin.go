@@ -20,8 +20,8 @@ func isURL(iso string) bool {
 // openOriginISO parses the ISO at an origin URL from a few range reads. Its identity is the
 // origin's validator with the content's, and its Last-Modified the origin's: the same for
 // every replica reading the same object.
-func openOriginISO(rawURL string, opts origin.Options) (*isoState, error) {
-	obj, err := origin.Open(context.Background(), rawURL, opts)
+func openOriginISO(ctx context.Context, rawURL string, opts origin.Options) (*isoState, error) {
+	obj, err := origin.Open(ctx, rawURL, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *Server) reopenOriginLocked() error {
 	if time.Now().Before(s.originRetry) {
 		return s.originErr
 	}
-	next, err := openISO(s.cfg.ISO, s.cfg.Origin)
+	next, err := openISO(s.ctx, s.cfg.ISO, s.cfg.Origin)
 	if err != nil {
 		s.originErr = fmt.Errorf("the ISO changed at its origin and the new version cannot be served: %w", err)
 		s.originRetry = time.Now().Add(originRetryDelay)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,8 +33,20 @@ type objectStore struct {
 }
 
 func newObjectStore(t *testing.T, path string) *objectStore {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newObjectStoreOn(t, path, ln)
+}
+
+// newObjectStoreOn is newObjectStore answering on ln.
+func newObjectStoreOn(t *testing.T, path string, ln net.Listener) *objectStore {
 	s := &objectStore{path: path, etag: `"object-v1"`}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.Listener.Close()
+	s.srv.Listener = ln
+	s.srv.Start()
 	t.Cleanup(s.srv.Close)
 	return s
 }

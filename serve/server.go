@@ -34,7 +34,8 @@ type Server struct {
 	admin     http.Handler // see Admin
 
 	mu       sync.Mutex
-	iso      *isoState       // nil after Close
+	iso      *isoState       // nil after Close, and until an origin first answers
+	opening  *originOpening  // why the ISO at its origin is not open yet; nil once it is
 	isoErr   error           // the ISO changed and the new version cannot be served
 	badStamp filestamp.Stamp // the version isoErr is about, not parsed again
 	list     *listing
@@ -46,6 +47,8 @@ type Server struct {
 	// until originRetry: an origin that is down is not asked again by every request.
 	originErr   error
 	originRetry time.Time
+	// originWake carries readiness probes' requests for an attempt to open the origin.
+	originWake chan struct{}
 	// originCheck serializes readiness checks of the origin; the last one's answer stands for
 	// originCheckEvery (originCheckInterval).
 	originCheck      sync.Mutex
@@ -61,7 +64,10 @@ type Server struct {
 // ErrNodesNotDir says that Config.NodesDir is not a directory.
 var ErrNodesNotDir = errors.New("the nodes directory is not a directory")
 
-// New parses the ISO and checks the nodes directory.
+// New parses the ISO and checks the nodes directory. An ISO given by URL is opened in the
+// background: New waits a little for its origin, returns an error only when the origin can
+// never serve it (not http(s), no Range requests, no validator), and otherwise returns a
+// server that answers 503 and is not ready until the origin answers with a pristine ISO.
 func New(cfg Config) (*Server, error) {
 	return newServer(cfg, nil)
 }
@@ -101,9 +107,14 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	} else {
 		cfg.Origin.Observe = m.observeOrigin
 	}
-	iso, err := openISO(cfg.ISO, cfg.Origin)
-	if err != nil {
-		return nil, err
+	// A local file opens now: one missing or not pristine is the user's mistake to fix, not a
+	// blip to wait out. An origin opens in the background (startOrigin).
+	var iso *isoState
+	if !isURL(cfg.ISO) {
+		var err error
+		if iso, err = openISO(context.Background(), cfg.ISO, cfg.Origin); err != nil {
+			return nil, err
+		}
 	}
 	out := cfg.Log
 	if out == nil {
@@ -113,31 +124,38 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	if cfg.Logger != nil {
 		logger = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo)
 	}
-	var secret *capability.Source
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
+		publicSem: make(chan struct{}, cfg.MaxConcurrent),
+		ctx:       ctx, cancel: cancel, iso: iso, metrics: m,
+		originCheckEvery: originCheckInterval, originWake: make(chan struct{}),
+	}
+	// Before the secret is created: a misconfigured origin leaves nothing behind.
+	if iso == nil {
+		if err := s.startOrigin(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if !cfg.Open {
 		// The nodes directory's own secret is created on first start; a given file is only read.
 		path, create := cfg.SecretFile, cfg.SecretFile == ""
 		if create {
 			path = capability.SecretPath(cfg.NodesDir)
 		}
-		var created bool
-		if secret, created, err = capability.OpenSource(path, create, cfg.RotationGrace); err != nil {
-			iso.close()
+		secret, created, err := capability.OpenSource(path, create, cfg.RotationGrace)
+		if err != nil {
+			s.Close()
 			return nil, err
 		}
 		if created {
 			logger.Printf("created the secret of the capability URLs: %s", secret.Path())
 		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{
-		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
-		publicSem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, secret: secret,
-		originCheckEvery: originCheckInterval,
+		s.secret = secret
 	}
 	s.nodes.budget, s.nodes.observe = cfg.NodeCacheBytes, m.nodeCacheUsed
-	if secret != nil {
+	if s.secret != nil {
 		s.newReports()
 	}
 	if prepare == nil {

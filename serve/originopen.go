@@ -1,0 +1,177 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/sno-iso/sno-iso/internal/httpsem"
+	"github.com/sno-iso/sno-iso/origin"
+)
+
+// An ISO given by URL is opened in the background: an origin that is down, slow or refusing
+// leaves the server running and not ready (a store's blip during a rollout must not become
+// a crash loop), and the server becomes ready when the origin answers.
+const (
+	// originStartWait bounds how long New waits for the origin's first answer.
+	originStartWait = 10 * time.Second
+	// originRetryBase and originRetryLimit bound the back-off between attempts; a
+	// readiness probe asks for an attempt sooner, but not within originRetryBase of the last.
+	originRetryBase  = time.Second
+	originRetryLimit = time.Minute
+)
+
+// originOpening is why the ISO at its origin is not open yet. Guarded by Server.mu.
+type originOpening struct {
+	err      error     // of the last attempt; nil while the first one runs
+	failures int       // attempts failed in a row
+	next     time.Time // when the next attempt starts
+}
+
+// ErrOriginNotOpen says the ISO's origin has not answered with a servable ISO yet.
+var ErrOriginNotOpen = errors.New("the ISO at its origin is not open yet")
+
+// unavailable is the answer to a request for media while the ISO is not open: 503, to retry
+// when the next attempt is due.
+func (o *originOpening) unavailable() error {
+	err := fmt.Errorf("%w: opening it (first attempt)", ErrOriginNotOpen)
+	if o.err != nil {
+		err = fmt.Errorf("%w (attempt %d failed, next in %s): %w", ErrOriginNotOpen, o.failures,
+			max(time.Until(o.next), 0).Round(time.Second), o.err)
+	}
+	wait := math.Ceil(time.Until(o.next).Seconds())
+	return &statusError{status: http.StatusServiceUnavailable, err: err,
+		retryAfter: int(min(max(wait, 1), originRetryLimit.Seconds())),
+		public:     "the server's ISO is not available yet (its origin does not answer); retry later"}
+}
+
+// misconfiguredOrigin reports whether err says the origin can never serve the ISO as it is
+// (the URL, or a server without Range or validators): at start that is the user's mistake to
+// fix, not a blip to wait out.
+func misconfiguredOrigin(err error) bool {
+	return errors.Is(err, origin.ErrNotHTTP) || errors.Is(err, origin.ErrNoRanges) || errors.Is(err, origin.ErrNoValidator)
+}
+
+// startOrigin opens the ISO at its origin in the background and waits for the first attempt,
+// at most originStartWait: a misconfigured origin is New's error, any other failure leaves
+// the server not ready while the attempts go on.
+func (s *Server) startOrigin() error {
+	first, waited := make(chan error), make(chan struct{})
+	s.opening = &originOpening{}
+	s.closing.Add(1)
+	go s.openOrigin(first, waited)
+	t := time.NewTimer(originStartWait)
+	defer t.Stop()
+	select {
+	case err := <-first:
+		if err != nil && misconfiguredOrigin(err) {
+			return err
+		}
+	case <-t.C:
+		close(waited)
+		s.log.Printf("not ready: the ISO's origin has not answered in %s; still trying", originStartWait)
+	}
+	return nil
+}
+
+// openOrigin attempts to open the ISO until one attempt succeeds or the server closes, with
+// bounded exponential back-off between attempts. The first attempt's outcome goes to first
+// unless startOrigin stopped waiting (waited closed). Each new reason is logged once, not at
+// every attempt or probe.
+func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}) {
+	defer s.closing.Done()
+	for attempt := 0; ; attempt++ {
+		iso, err := s.attemptOrigin()
+		if err == nil {
+			s.mu.Lock()
+			closed := s.closed
+			if !closed {
+				s.iso, s.opening = iso, nil
+			}
+			s.mu.Unlock()
+			switch {
+			case closed:
+				iso.close()
+			case attempt == 0:
+				tell(first, waited, nil)
+			default:
+				s.log.Printf("ready: %s answers now", iso.path)
+			}
+			return
+		}
+		// New returns a misconfigured origin's error: nothing to retry or log.
+		if attempt == 0 && tell(first, waited, err) && misconfiguredOrigin(err) {
+			return
+		}
+		s.mu.Lock()
+		if s.closed || s.ctx.Err() != nil {
+			s.mu.Unlock()
+			return
+		}
+		o := s.opening
+		logged := o.err != nil && o.err.Error() == err.Error()
+		o.failures++
+		wait := httpsem.Backoff(originRetryBase, originRetryLimit, o.failures)
+		o.err, o.next = err, time.Now().Add(wait)
+		s.mu.Unlock()
+		if !logged {
+			s.log.Printf("not ready: %v; trying again with back-off (at most every %s) and at readiness probes", err, originRetryLimit)
+		}
+		if !s.waitOriginRetry(wait) {
+			return
+		}
+	}
+}
+
+// tell gives err to a startOrigin still waiting; false when it stopped waiting.
+func tell(first chan<- error, waited <-chan struct{}, err error) bool {
+	select {
+	case first <- err:
+		return true
+	case <-waited:
+		return false
+	}
+}
+
+// attemptOrigin opens the ISO at its origin once; a timeout says how long the origin had.
+func (s *Server) attemptOrigin() (*isoState, error) {
+	iso, err := openISO(s.ctx, s.cfg.ISO, s.cfg.Origin)
+	var oe *origin.Error
+	if errors.As(err, &oe) && oe.Timeout() && s.ctx.Err() == nil {
+		idle := s.cfg.Origin.IdleTimeout
+		if idle <= 0 {
+			idle = origin.DefaultIdleTimeout
+		}
+		err = fmt.Errorf("%w: the origin did not answer within %s", err, idle)
+	}
+	return iso, err
+}
+
+// waitOriginRetry waits wait, or less when a readiness probe asks (but originRetryBase at
+// least); false when the server closes.
+func (s *Server) waitOriginRetry(wait time.Duration) bool {
+	start := time.Now()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-s.originWake:
+			wait = min(wait, originRetryBase)
+			t.Reset(time.Until(start.Add(wait)))
+		}
+	}
+}
+
+// wakeOrigin asks a waiting opener for an attempt now; nothing when none waits.
+func (s *Server) wakeOrigin() {
+	select {
+	case s.originWake <- struct{}{}:
+	default:
+	}
+}
