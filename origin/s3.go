@@ -90,9 +90,11 @@ func (o *Object) openS3(ctx context.Context, name string) error {
 	return nil
 }
 
-// NewS3Client is an S3 client configured by opts (S3, RootCAs, IdleTimeout) and the AWS
-// SDK's default chain, whose credentials it has retrieved once: ErrNoCredentials when the
-// chain finds none, ErrNoRegion when nothing names a region.
+// NewS3Client is the client Open reads s3:// objects with, for other requests to the same
+// store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
+// opts.RootCAs trusted, connections and responses bounded by opts.IdleTimeout
+// (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
+// or credentials are ErrNoRegion and ErrNoCredentials.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	idle := cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {

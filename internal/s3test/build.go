@@ -37,14 +37,21 @@ var built struct {
 // the test through testenv.Missing.
 func Binary(t testing.TB) string {
 	t.Helper()
-	built.once.Do(func() { built.path, built.err = build() })
-	if built.err != nil {
-		if errors.Is(built.err, exec.ErrNotFound) || errors.Is(built.err, errUnreachable) {
-			testenv.Missing(t, "cannot build the SeaweedFS test store: %v", built.err)
+	bin, err := Build()
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, errUnreachable) {
+			testenv.Missing(t, "cannot build the SeaweedFS test store: %v", err)
 		}
-		t.Fatalf("building the SeaweedFS test store: %v", built.err)
+		t.Fatalf("building the SeaweedFS test store: %v", err)
 	}
-	return built.path
+	return bin
+}
+
+// Build is Binary for programs that are not tests (the benchmarks): the cached binary's
+// path, or why it could not be built.
+func Build() (string, error) {
+	built.once.Do(func() { built.path, built.err = build() })
+	return built.path, built.err
 }
 
 // moduleDir is the nested module that pins SeaweedFS, found beside this source file.

@@ -73,39 +73,55 @@ type Store struct {
 // and removes its files when t ends, also when t fails.
 func Start(t testing.TB) *Store {
 	t.Helper()
-	bin := Binary(t)
-	// Unix socket paths are short: t.TempDir's names grow with the test's name.
-	dir, err := os.MkdirTemp("", "s3test-")
+	s, err := Launch(Binary(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Store{dir: dir, bin: bin, log: &logBuffer{}, ReadWrite: newKeys("RW"), ReadOnly: newKeys("RO"), Wrong: newKeys("NO")}
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
 			t.Logf("SeaweedFS log (tail):\n%s", tail(s.log.String(), 40))
 		}
-		os.RemoveAll(dir)
-		for _, port := range s.grpcPorts {
-			socks, _ := filepath.Glob(fmt.Sprintf("/tmp/seaweedfs-*-grpc-%d.sock", port))
-			for _, sock := range socks {
-				os.Remove(sock)
-			}
-		}
+		s.Remove()
 	})
+	return s
+}
+
+// Launch starts a store from the weed binary bin (see Build) and waits until it stores
+// objects: Start's work, for programs that are not tests (the benchmarks). The caller stops
+// it and removes its files with Stop and Remove.
+func Launch(bin string) (*Store, error) {
+	// Unix socket paths are short: t.TempDir's names grow with the test's name.
+	dir, err := os.MkdirTemp("", "s3test-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, bin: bin, log: &logBuffer{}, ReadWrite: newKeys("RW"), ReadOnly: newKeys("RO"), Wrong: newKeys("NO")}
 	if err := s.writeConfig(); err != nil {
-		t.Fatal(err)
+		s.Remove()
+		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		err := s.pickPortsAndStart()
 		if err == nil {
-			break
+			return s, nil
 		}
 		if attempt == 4 || !strings.Contains(s.log.String(), "address already in use") {
-			t.Fatalf("SeaweedFS did not start: %v\n%s", err, tail(s.log.String(), 40))
+			s.Remove()
+			return nil, fmt.Errorf("SeaweedFS did not start: %v\n%s", err, tail(s.log.String(), 40))
 		}
 	}
-	return s
+}
+
+// Remove deletes the files of a stopped store, and the sockets weed made in /tmp.
+func (s *Store) Remove() {
+	os.RemoveAll(s.dir)
+	for _, port := range s.grpcPorts {
+		socks, _ := filepath.Glob(fmt.Sprintf("/tmp/seaweedfs-*-grpc-%d.sock", port))
+		for _, sock := range socks {
+			os.Remove(sock)
+		}
+	}
 }
 
 func newKeys(role string) Keys {
