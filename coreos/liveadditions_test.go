@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,6 +136,15 @@ func TestPrepareLiveIgnitionAdditionErrors(t *testing.T) {
 				t.Errorf("error %v, want %q (%v)", err, c.want, c.is)
 			}
 		})
+	}
+	// A fragment of a newer spec than the live system is known to read is a warning.
+	newer := []byte(`{"ignition":{"version":"3.4.0"}}`)
+	_, warnings, err := PrepareLiveIgnition(bip, LiveIgnitionOptions{Installation: Installation{Disk: "/dev/vda"},
+		LiveFragments: []LiveFragment{{"newer.ign", newer}}})
+	if err != nil || !slices.ContainsFunc(warnings, func(w Warning) bool {
+		return w.Path == "newer.ign" && strings.Contains(w.Message, "Ignition 3.4.0 is newer than the bootstrap-in-place config's 3.2.0")
+	}) {
+		t.Errorf("a 3.4.0 fragment in a 3.2.0 config: %v, warnings %v", err, warnings)
 	}
 	plain := []byte(`{"ignition":{"version":"3.2.0"}}`)
 	if _, _, err := PrepareLiveIgnition(plain, LiveIgnitionOptions{AllowAnyIgnition: true, IgnitionCAs: [][]byte{testCA(t)}}); err == nil {
