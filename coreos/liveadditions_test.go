@@ -1,7 +1,9 @@
 package coreos
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os"
 	"slices"
@@ -159,4 +161,32 @@ func TestAddLiveAdditionsRefusesTakenPath(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "already has a file /usr/local/bin/pre-install-x") {
 		t.Errorf("error %v", err)
 	}
+}
+
+// FuzzCheckCABundle: a bundle accepted holds a certificate that x509 parses, and an accepted
+// bundle stays accepted with text around it, as PEM allows.
+func FuzzCheckCABundle(f *testing.F) {
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("hello"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if CheckCABundle(data) != nil {
+			return
+		}
+		found := false
+		for rest := data; ; {
+			var block *pem.Block
+			if block, rest = pem.Decode(rest); block == nil {
+				break
+			}
+			if _, err := x509.ParseCertificate(block.Bytes); block.Type == "CERTIFICATE" && err == nil {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatal("accepted a bundle without a certificate")
+		}
+		if err := CheckCABundle(append(append([]byte("comment\n"), data...), "\ntrailer\n"...)); err != nil {
+			t.Fatalf("the bundle with text around it: %v", err)
+		}
+	})
 }
