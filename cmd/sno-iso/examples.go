@@ -199,6 +199,8 @@ var examples = map[string][]example{
 			"-o sno.iso rhcos-live.x86_64.iso", does: "install the single node to /dev/sda, as sno-iso build does"},
 		{line: "coreos-installer iso customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
 			"--network-keyfile static-ip.nmconnection -o sno.iso rhcos-live.x86_64.iso", does: "with a static network"},
+		{line: "coreos-installer iso customize -f --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sdb " +
+			"-o sno-sdb.iso sno.iso", does: "start again from an ISO that is already customized (the input is left as it is)"},
 	},
 	"coreos-installer iso ignition": {
 		{line: "coreos-installer iso ignition show sno.iso", does: "print the embedded config"},
@@ -253,6 +255,10 @@ var examples = map[string][]example{
 	},
 	"coreos-installer pxe": {
 		{line: "coreos-installer pxe ignition wrap -i config.ign -o ignition.img", does: "wrap a config as an initrd"},
+	},
+	"coreos-installer pxe customize": {
+		{line: "coreos-installer pxe customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
+			"-o sno-initramfs.img rhcos-live-initramfs.x86_64.img", does: "the initramfs sno-iso pxe build makes for the node"},
 	},
 	"coreos-installer pxe ignition": {
 		{line: "coreos-installer pxe ignition wrap -i config.ign -o ignition.img", does: "wrap a config as an initrd"},
