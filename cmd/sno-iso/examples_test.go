@@ -110,16 +110,24 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// removeOutput removes from dir the file that line writes with -o or --output, which the
-// workspace holds as the input of other examples.
-func removeOutput(t *testing.T, dir, line string) {
-	t.Helper()
+// outputOf is the file or directory that line writes with -o or --output, or "".
+func outputOf(line string) string {
 	words := strings.Fields(line)
 	for i, w := range words[:len(words)-1] {
-		if w == "-o" || w == "--output" {
-			if err := os.RemoveAll(filepath.Join(dir, words[i+1])); err != nil {
-				t.Fatal(err)
-			}
+		if (w == "-o" || w == "--output") && words[i+1] != "-" {
+			return words[i+1]
+		}
+	}
+	return ""
+}
+
+// removeOutput removes from dir what line writes, which the workspace may hold as the input
+// of other examples.
+func removeOutput(t *testing.T, dir, line string) {
+	t.Helper()
+	if out := outputOf(line); out != "" {
+		if err := os.RemoveAll(filepath.Join(dir, out)); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -166,6 +174,12 @@ func TestExamplesRun(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Errorf("example of %s failed: %s: %v\n%s", name, e.line, err, out)
+				continue
+			}
+			if written := outputOf(e.line); written != "" {
+				if _, err := os.Stat(filepath.Join(dir, written)); err != nil {
+					t.Errorf("example of %s succeeded without writing %s: %s\n%s", name, written, e.line, out)
+				}
 			}
 		}
 	}
