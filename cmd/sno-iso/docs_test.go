@@ -98,7 +98,7 @@ var completionCases = []struct {
 	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
 	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
 	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
-	{"sno-iso build --ig", []string{"--ignition"}},
+	{"sno-iso build --ig", []string{"--ignition", "--ignition-ca"}},
 	{"sno-iso ignition embed -i config.ign --f", []string{"--force"}},
 	{"sno-iso kargs modify --ap", []string{"--append"}},
 	{"sno-iso --v", []string{"--version"}},
