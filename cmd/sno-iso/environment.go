@@ -57,8 +57,14 @@ func readsHTTP(cmd *cli.Command) bool {
 	return hasFlag(cmd, "stream", "url", "credentials-file", "serve-url", "stream-base-url")
 }
 
-// readsS3: the commands that take an s3:// URL, which the AWS SDK's default chain configures.
-func readsS3(cmd *cli.Command) bool { return hasFlag(cmd, "s3-endpoint") }
+// readsS3: the commands that take an s3:// URL, which the AWS SDK's default chain configures:
+// those with S3 options, or an --iso that may be a URL.
+func readsS3(cmd *cli.Command) bool {
+	return hasFlag(cmd, "s3-endpoint") || slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool {
+		doc, ok := f.(cli.DocGenerationFlag)
+		return ok && f.Names()[0] == "iso" && strings.Contains(doc.GetUsage(), "URL")
+	})
+}
 
 // readsTempDir: serve composes media in the temporary directory; a minimal ISO written to
 // standard output is assembled there.

@@ -251,6 +251,10 @@ var examples = map[string][]example{
 	"coreos-installer iso reset": {
 		{line: "coreos-installer iso reset -o pristine.iso sno.iso", does: "a copy without customizations"},
 	},
+	"coreos-installer pxe customize": {
+		{line: "coreos-installer pxe customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
+			"-o sno-initramfs.img rhcos-live-initramfs.x86_64.img", does: "the live initramfs that installs the single node to /dev/sda"},
+	},
 	"coreos-installer pxe": {
 		{line: "coreos-installer pxe ignition wrap -i config.ign -o ignition.img", does: "wrap a config as an initrd"},
 	},

@@ -61,6 +61,9 @@ func exampleWorkspace(t *testing.T, bin string) string {
 	writeFile(t, filepath.Join(dir, "agent-config.yaml"), agentConfig)
 	writeFile(t, filepath.Join(dir, "static-ip.nmconnection"), "[connection]\nid=eno1\ntype=ethernet\ninterface-name=eno1\n\n"+
 		"[ipv4]\nmethod=manual\naddress1=192.0.2.10/24,192.0.2.1\ndns=192.0.2.1;\n")
+	if err := os.WriteFile(filepath.Join(dir, "rhcos-live-initramfs.x86_64.img"), stockLiveInitramfs(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(dir, "config.ign"), `{"ignition":{"version":"3.2.0"}}`)
 	writeFile(t, filepath.Join(dir, "master.ign.orig"), pointerIgn)
 	writeFile(t, filepath.Join(dir, "master.ign"), pointerWithFile)
