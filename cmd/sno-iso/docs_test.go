@@ -288,3 +288,56 @@ func TestDocsIndependentOfBuilder(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletedValuesAreTheAcceptedOnes: where a command refuses a value with the list of the
+// ones it takes, completion offers exactly that list.
+func TestCompletedValuesAreTheAcceptedOnes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"sno-iso", "download", "--format", "zzz"}, "format"},
+		{[]string{"sno-iso", "bmc", "boot", "--bmc", "https://127.0.0.1:1", "--iso-url", "http://127.0.0.1:1/x.iso", "--boot-mode", "zzz"},
+			"boot-mode"},
+		{[]string{"sno-iso", "serve", "--iso", "x.iso", "--nodes", dir, "--log-format", "zzz"}, "log-format"},
+		{[]string{"sno-iso", "wait", "--node", dir, "--for", "zzz"}, "for"},
+		{[]string{"sno-iso", "machineconfig", "--role", "zzz", "x.ign"}, "role"},
+		{[]string{dropInName, "download", "-s", "zzz"}, "stream"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(c.args, nil, io.Discard, &stderr); code == 0 {
+			t.Errorf("%q succeeded", c.args)
+			continue
+		}
+		msg := strings.TrimSpace(stderr.String())
+		list := msg
+		for _, lead := range []string{"must be ", "one of ", "give ", "stream name ("} {
+			if _, after, ok := strings.Cut(msg, lead); ok {
+				list = after
+			}
+		}
+		list, _, _ = strings.Cut(list, ", got")
+		list, _, _ = strings.Cut(list, ")")
+		accepted := strings.FieldsFunc(strings.ReplaceAll(list, " or ", ", "), func(r rune) bool { return r == ',' || r == ' ' })
+		app := newApp(nil, io.Discard, io.Discard)
+		if c.args[0] == dropInName {
+			app = newDropInApp(nil, io.Discard, io.Discard)
+		}
+		var path []string
+		for _, w := range c.args[1:] {
+			if strings.HasPrefix(w, "-") {
+				break
+			}
+			path = append(path, w)
+		}
+		cmd := commandNamed(app, strings.Join(append([]string{app.Name}, path...), " "))
+		i := slices.IndexFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == c.flag })
+		offered := strings.Fields(valueCompletion(app.Name, strings.Join(path, " "), cmd.Flags[i]))
+		slices.Sort(accepted)
+		slices.Sort(offered)
+		if !slices.Equal(accepted, offered) {
+			t.Errorf("%s --%s: completion offers %q, the command takes %q (%s)", strings.Join(c.args[:len(path)+1], " "), c.flag, offered, accepted, msg)
+		}
+	}
+}
