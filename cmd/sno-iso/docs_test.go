@@ -94,7 +94,8 @@ var completionCases = []struct {
 	line string
 	want []string
 }{
-	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe", "reset", "serve", "version", "wait"}},
+	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe",
+		"reset", "serve", "version", "wait"}},
 	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
 	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
 	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
@@ -226,7 +227,9 @@ func zshScript(script string) func(line string) string {
 		// compadd and _files exist only inside a completion widget: these stand-ins print
 		// the candidates that match the word under the cursor, as zsh would offer them
 		// (_files -/ directories only).
-		return fmt.Sprintf(`compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true; }
+		return fmt.Sprintf(`compadd() {
+	[[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true
+}
 _files() { if [[ $1 == -/ ]]; then print -l -- *(N/); else print -l -- *(N); fi; }
 words=(%s); CURRENT=%d
 source %q`, words, n, script)
@@ -337,7 +340,8 @@ func TestCompletedValuesAreTheAcceptedOnes(t *testing.T) {
 		slices.Sort(accepted)
 		slices.Sort(offered)
 		if !slices.Equal(accepted, offered) {
-			t.Errorf("%s --%s: completion offers %q, the command takes %q (%s)", strings.Join(c.args[:len(path)+1], " "), c.flag, offered, accepted, msg)
+			t.Errorf("%s --%s: completion offers %q, the command takes %q (%s)",
+				strings.Join(c.args[:len(path)+1], " "), c.flag, offered, accepted, msg)
 		}
 	}
 }
