@@ -14,10 +14,6 @@ import (
 	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
-func (n exampleNeed) String() string {
-	return [...]string{"nothing", "the network", "a BMC", "a booting node", "to run until stopped"}[n]
-}
-
 // TestEveryCommandHasExamples: every command of sno-iso and of the coreos-installer drop-in
 // shows examples in its --help, and the table has no entry for a command that does not exist
 // (a renamed command would leave its examples behind).
@@ -158,7 +154,7 @@ func TestExamplesRun(t *testing.T) {
 	for name, list := range examples {
 		for _, e := range list {
 			if e.needs != offline {
-				t.Logf("not run (needs %s): %s", e.needs, e.line)
+				t.Logf("not run (%s): %s", needsText[e.needs], e.line)
 				continue
 			}
 			ran++
