@@ -237,3 +237,22 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// Upload puts the cached artifact a into bucket under key (see Uploader.Upload), holding a
+// lock of the entry so that two processes of this machine never upload it at once.
+func (c *Cache) Upload(ctx context.Context, a Artifact, u *Uploader, bucket, key string) (Uploaded, error) {
+	a.SHA256 = strings.ToLower(a.SHA256)
+	if err := a.check(); err != nil {
+		return Uploaded{}, err
+	}
+	dir := filepath.Join(c.Dir, a.SHA256)
+	lock, err := c.lock(ctx, filepath.Join(dir, ".upload.lock"))
+	if err != nil {
+		return Uploaded{}, err
+	}
+	defer func() {
+		filelock.Unlock(lock)
+		lock.Close()
+	}()
+	return u.Upload(ctx, filepath.Join(dir, a.Name()), a.SHA256, bucket, key)
+}

@@ -8,8 +8,8 @@ import (
 )
 
 var (
-	// ErrNotHTTP says the URL is not an http or https URL with a host.
-	ErrNotHTTP = errors.New("not an http:// or https:// URL")
+	// ErrNotHTTP says the URL is neither an http or https URL with a host nor s3://BUCKET/KEY.
+	ErrNotHTTP = errors.New("not an http://, https:// or s3:// URL")
 	// ErrNoRanges says the origin sent the whole object for a Range request.
 	ErrNoRanges = errors.New("the origin does not answer Range requests")
 	// ErrChanged says the object at the origin is no longer the version that was opened.

@@ -1,13 +1,17 @@
-// Package origin reads one large object (a live ISO) from an HTTP server or S3-compatible
-// store that answers Range requests, without downloading it: small reads go through a
-// bounded cache of blocks, long spans stream from one Range GET each. Every request names the
-// version that was opened (If-Range, and the ETag is checked in the answer), so an object
-// replaced at the origin is an error, never a mix of two versions.
+// Package origin reads one large object (a live ISO) from an HTTP server that answers Range
+// requests, or from an S3 bucket (s3://BUCKET/KEY, signed requests with the AWS SDK's
+// credential chain), without downloading it: small reads go through a bounded cache of
+// blocks, long spans stream from one Range GET each. Every request names the version that was
+// opened (If-Range over HTTP, If-Match on S3, and the ETag is checked in the answer), so an
+// object replaced at the origin is an error, never a mix of two versions. The two transports
+// differ only in how a Range GET is sent; every rule about its answer is shared.
 package origin
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -32,9 +36,14 @@ const (
 
 // Options tune an Object. The zero value is usable.
 type Options struct {
-	// Client sends the requests; nil uses a client whose transport gives up on an origin
-	// that does not answer within IdleTimeout.
+	// Client sends the requests to an http(s) origin; nil uses a client whose transport gives
+	// up on an origin that does not answer within IdleTimeout.
 	Client *http.Client
+	// RootCAs verifies the origin's TLS certificate (https, and an S3 endpoint); nil uses the
+	// system's roots.
+	RootCAs *x509.CertPool
+	// S3 locates and reaches s3:// objects.
+	S3 S3Options
 	// BlockSize and Blocks bound the cache of small reads: at most Blocks*BlockSize bytes.
 	BlockSize int64
 	Blocks    int
@@ -47,10 +56,13 @@ type Options struct {
 
 // Object is one version of an object at an origin URL. It is safe for concurrent use.
 type Object struct {
-	rawURL  string // with its query: a pre-signed URL's credentials
-	display string // scheme://host/path, what errors and logs name
+	display string // scheme://host/path or s3://bucket/key, what errors and logs name
 	opts    Options
-	client  *http.Client
+	// The transport: rawURL (with its query: a pre-signed URL's credentials) and client for
+	// http(s), or s3.
+	rawURL string
+	client *http.Client
+	s3     *s3Object
 
 	size         int64
 	etag         string // strong, quoted; "" when the origin sent none
@@ -63,13 +75,10 @@ type Object struct {
 	direct bool
 }
 
-// Open asks the origin for the first block of the object at rawURL and keeps what the answer
-// tells of it: its size and validators. The origin must answer Range requests.
+// Open asks the origin for the first block of the object at rawURL (http://, https:// or
+// s3://BUCKET/KEY) and keeps what the answer tells of it: its size and validators. The origin
+// must answer Range requests.
 func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &Error{URL: Redact(rawURL), Err: ErrNotHTTP}
-	}
 	if opts.BlockSize <= 0 {
 		opts.BlockSize = DefaultBlockSize
 	}
@@ -79,10 +88,22 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
-	o := &Object{rawURL: rawURL, display: Redact(rawURL), opts: opts, client: opts.Client, cache: newBlockCache(opts.Blocks)}
-	if o.client == nil {
-		o.client = &http.Client{Transport: newTransport(opts.IdleTimeout)}
-		o.direct = directEligible(u)
+	o := &Object{display: Redact(rawURL), opts: opts, cache: newBlockCache(opts.Blocks)}
+	if IsS3(rawURL) {
+		o.display = rawURL // bucket and key: nothing secret
+		if err := o.openS3(ctx, rawURL); err != nil {
+			return nil, err
+		}
+	} else {
+		u, err := url.Parse(rawURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, &Error{URL: o.display, Err: ErrNotHTTP}
+		}
+		o.rawURL, o.client = rawURL, opts.Client
+		if o.client == nil {
+			o.client = &http.Client{Transport: newTransport(opts.IdleTimeout, opts.RootCAs)}
+			o.direct = directEligible(u)
+		}
 	}
 	first, err := o.open(ctx)
 	if err != nil {
@@ -95,8 +116,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	return o, nil
 }
 
-func newTransport(idle time.Duration) *http.Transport {
+func newTransport(idle time.Duration, roots *x509.CertPool) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	if roots != nil {
+		t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
 	t.ResponseHeaderTimeout = idle
 	t.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
 	t.MaxIdleConnsPerHost = 64
@@ -125,7 +149,7 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 			Err: fmt.Errorf("%w: Content-Range %q for bytes 0-%d", ErrBadResponse, resp.Header.Get("Content-Range"), o.opts.BlockSize-1)})
 	}
 	o.size = cr.Size
-	if resp.Request.URL.String() != o.rawURL {
+	if o.direct && resp.Request.URL.String() != o.rawURL {
 		// Redirected (to a CDN, a signed location): getDirect does not follow redirects.
 		o.direct = false
 	}
@@ -330,6 +354,9 @@ func (o *Object) statusError(resp *http.Response) error {
 
 // get sends a GET for n bytes at off; conditional asks for the opened version only.
 func (o *Object) get(ctx context.Context, off, n int64, conditional bool) (*http.Response, error) {
+	if o.s3 != nil {
+		return o.s3.get(ctx, o, off, n, conditional)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.rawURL, nil)
 	if err != nil {
 		return nil, &Error{URL: o.display, Err: err}

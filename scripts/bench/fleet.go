@@ -39,40 +39,9 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		return
 	}
 	defer stopStarted()
-	dir := filepath.Join(tmp, "fleet")
-	www := filepath.Join(dir, "www")
-	node := filepath.Join(dir, "nodes", "sno")
-	for _, d := range []string{www, node} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			fatal(err)
-		}
-	}
-	ign := filepath.Join(node, "bootstrap-in-place-for-live-iso.ign")
-	snoYAML := filepath.Join(node, "sno.yaml")
-	execute("cp", config, ign)
-	if err := os.WriteFile(snoYAML, []byte("coreOSInstallation:\n  installationDisk: "+
-		"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
-		fatal(err)
-	}
+	peer, www, nodes := fleetFiles(sno, iso, config, filepath.Join(tmp, "fleet"))
 	prebuilt := filepath.Join(www, "sno.iso")
-	execute(sno, "build", "--iso", iso, "--ignition", ign, "--config", snoYAML, "-o", prebuilt)
-	abs, err := filepath.Abs(iso)
-	if err != nil {
-		fatal(err)
-	}
-	if err := os.Symlink(abs, filepath.Join(www, "rhcos-live.iso")); err != nil {
-		fatal(err)
-	}
-	// One worker per CPU, as Debian configures nginx; serve uses every CPU too.
-	peer, err := nginx.Start(dir, runtime.NumCPU(), func(port int) string {
-		return fmt.Sprintf("sendfile on; tcp_nopush on; server { listen 127.0.0.1:%d; root %s; }", port, www)
-	})
-	if err != nil {
-		fatal(err)
-	}
-	stopAtEnd(peer.Stop)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer.Port)
-	nodes := filepath.Dir(node)
 	local, localBase := startServer(sno, iso, nodes)
 	remote, remoteBase := startServer(sno, peerURL+"/rhcos-live.iso", nodes)
 
@@ -107,7 +76,7 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 		// while the other jobs on the machine come and go.
 		for i := range cases {
 			c := cases[(round+i)%len(cases)]
-			r, cpu := timedCPU(peer.Pid(), c.pid, func() { downloadConcurrently(c.url) })
+			r, cpu := timedCPU(peer.Pid(), c.pid, func() { downloadConcurrently(c.url, fleetClients) })
 			c.runs, c.cpu = append(c.runs, r), append(c.cpu, cpu)
 		}
 		for _, c := range cases[1:] {
@@ -145,6 +114,43 @@ func benchFleet(sno, iso, config, tmp string, rounds int) {
 	}
 }
 
+// fleetFiles makes a nodes directory in dir with one node, "sno", and a directory www that
+// holds that node's ISO prebuilt by `sno-iso build` (sno.iso) and the base ISO
+// (rhcos-live.iso), served by an nginx it starts on 127.0.0.1.
+func fleetFiles(sno, iso, config, dir string) (peer *nginx.Server, www, nodes string) {
+	www = filepath.Join(dir, "www")
+	node := filepath.Join(dir, "nodes", "sno")
+	for _, d := range []string{www, node} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			fatal(err)
+		}
+	}
+	ign := filepath.Join(node, "bootstrap-in-place-for-live-iso.ign")
+	snoYAML := filepath.Join(node, "sno.yaml")
+	execute("cp", config, ign)
+	if err := os.WriteFile(snoYAML, []byte("coreOSInstallation:\n  installationDisk: "+
+		"/dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n"), 0o644); err != nil {
+		fatal(err)
+	}
+	execute(sno, "build", "--iso", iso, "--ignition", ign, "--config", snoYAML, "-o", filepath.Join(www, "sno.iso"))
+	abs, err := filepath.Abs(iso)
+	if err != nil {
+		fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(www, "rhcos-live.iso")); err != nil {
+		fatal(err)
+	}
+	// One worker per CPU, as Debian configures nginx; serve uses every CPU too.
+	peer, err = nginx.Start(dir, runtime.NumCPU(), func(port int) string {
+		return fmt.Sprintf("sendfile on; tcp_nopush on; server { listen 127.0.0.1:%d; root %s; }", port, www)
+	})
+	if err != nil {
+		fatal(err)
+	}
+	stopAtEnd(peer.Stop)
+	return peer, www, filepath.Dir(node)
+}
+
 // fleetCase is one server of the fleet measurement and what each round measured of it.
 type fleetCase struct {
 	url    string
@@ -154,10 +160,10 @@ type fleetCase struct {
 	ratios []float64 // to nginx's time in the same round
 }
 
-// downloadConcurrently downloads url fleetClients times at once, each to /dev/null.
-func downloadConcurrently(url string) {
+// downloadConcurrently downloads url n times at once, each to /dev/null.
+func downloadConcurrently(url string, n int) {
 	var wg sync.WaitGroup
-	for range fleetClients {
+	for range n {
 		wg.Go(func() { download(url, io.Discard) })
 	}
 	wg.Wait()

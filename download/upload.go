@@ -1,0 +1,214 @@
+package download
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// SHA256Metadata is the user metadata key under which an uploaded object records the sha256
+// of its bytes, in lower-case hex: S3 carries it as the x-amz-meta-sha256 header. A reader of
+// the whole object compares what it read with it.
+const SHA256Metadata = "sha256"
+
+// S3Client is what an upload asks of an S3 client; *s3.Client has it.
+type S3Client interface {
+	transfermanager.S3APIClient
+	ListMultipartUploads(context.Context, *s3.ListMultipartUploadsInput, ...func(*s3.Options)) (*s3.ListMultipartUploadsOutput, error)
+}
+
+// Uploader puts verified files into an S3 bucket: in one PUT when small, else as a multipart
+// upload, which S3 makes visible under its key only once complete.
+type Uploader struct {
+	Client S3Client
+	// PartSize and Concurrency tune multipart uploads; zero takes the transfer manager's.
+	PartSize    int64
+	Concurrency int
+	// Progress hears Start and Update of each upload; nil is silence.
+	Progress Progress
+}
+
+// Uploaded says what Upload did with a file.
+type Uploaded struct {
+	// Skipped is true when the object was already there with the file's size and sha256.
+	Skipped bool
+	// Abandoned counts the unfinished multipart uploads to the key that were aborted first:
+	// those of an earlier run that was killed.
+	Abandoned int
+}
+
+// Upload puts the file at path, whose bytes have the sha256 digest, into bucket under key,
+// with the digest as its SHA256Metadata. An object already there with the same size and
+// digest is left alone. Unfinished multipart uploads to the key are aborted first, so that a
+// run after a killed one leaves no parts behind; a failed upload aborts its own.
+func (u *Uploader) Upload(ctx context.Context, path, digest, bucket, key string) (Uploaded, error) {
+	var done Uploaded
+	digest = strings.ToLower(digest)
+	if !IsSHA256(digest) {
+		return done, fmt.Errorf("%q is not a sha256 digest (64 hex digits)", digest)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return done, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return done, err
+	}
+	fail := func(op string, err error) error { return &S3Error{Op: op, Bucket: bucket, Key: key, Err: err} }
+	// Keys that may write but not read (a mirror's uploader) see 403 for HEAD: the upload
+	// goes ahead unchecked, and keys the store refuses are named by the PUT's answer.
+	same, err := u.holds(ctx, bucket, key, st.Size(), digest)
+	readable := httpStatus(err) != http.StatusForbidden
+	if err != nil && readable {
+		return done, fail("HEAD", err)
+	}
+	if same {
+		done.Skipped = true
+		return done, nil
+	}
+	if done.Abandoned, err = u.abortUnfinished(ctx, bucket, key); err != nil && httpStatus(err) != http.StatusForbidden {
+		return done, err
+	}
+	tm := transfermanager.New(u.Client, func(o *transfermanager.Options) {
+		if u.PartSize > 0 {
+			o.PartSizeBytes = u.PartSize
+			o.MultipartUploadThreshold = u.PartSize
+		}
+		if u.Concurrency > 0 {
+			o.Concurrency = u.Concurrency
+		}
+		o.ObjectProgressListeners.Register(&uploadListener{progress: u.progress(), size: st.Size()})
+	})
+	u.progress().Start(fmt.Sprintf("s3://%s/%s", bucket, key), 0, st.Size())
+	_, err = tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
+		Bucket:      aws.String(bucket),
+		Key:         aws.String(key),
+		Body:        f,
+		ContentType: aws.String("application/octet-stream"),
+		Metadata:    map[string]string{SHA256Metadata: digest},
+	})
+	if err != nil {
+		return done, fail("PUT", err)
+	}
+	if !readable {
+		return done, nil
+	}
+	// Another upload to the key may have completed after ours: say so rather than claim it.
+	if same, err = u.holds(ctx, bucket, key, st.Size(), digest); err != nil {
+		return done, fail("HEAD", err)
+	}
+	if !same {
+		return done, fail("HEAD", ErrReplaced)
+	}
+	return done, nil
+}
+
+// ErrReplaced is an object that no longer holds what was just uploaded: another writer
+// replaced it at once.
+var ErrReplaced = errors.New("the object was replaced by another writer right after the upload")
+
+// holds reports whether bucket/key is an object of size bytes with the digest as its
+// SHA256Metadata.
+func (u *Uploader) holds(ctx context.Context, bucket, key string, size int64, digest string) (bool, error) {
+	out, err := u.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		// HEAD has no body: a missing key and a missing bucket both answer 404. The upload
+		// that follows names which.
+		if httpStatus(err) == http.StatusNotFound {
+			return false, nil
+		}
+		return false, err
+	}
+	return aws.ToInt64(out.ContentLength) == size && out.Metadata[SHA256Metadata] == digest, nil
+}
+
+// abortUnfinished aborts the multipart uploads to exactly bucket/key that were started and
+// never completed, and returns how many it aborted. Keys that may not list them (403) leave
+// them to the bucket's lifecycle rules.
+func (u *Uploader) abortUnfinished(ctx context.Context, bucket, key string) (int, error) {
+	aborted := 0
+	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(key)}
+	for {
+		out, err := u.Client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return aborted, &S3Error{Op: "list the unfinished uploads of", Bucket: bucket, Key: key, Err: err}
+		}
+		for _, up := range out.Uploads {
+			if aws.ToString(up.Key) != key { // a longer key under the same prefix
+				continue
+			}
+			_, err := u.Client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+				Bucket: aws.String(bucket), Key: up.Key, UploadId: up.UploadId})
+			if err != nil && !isCode(err, "NoSuchUpload") {
+				return aborted, &S3Error{Op: "abort an unfinished upload of", Bucket: bucket, Key: key, Err: err}
+			}
+			aborted++
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return aborted, nil
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
+}
+
+func (u *Uploader) progress() Progress {
+	if u.Progress == nil {
+		return silent{}
+	}
+	return u.Progress
+}
+
+// uploadListener passes the transfer manager's byte counts to a Progress.
+type uploadListener struct {
+	progress Progress
+	size     int64
+	sent     int64
+}
+
+func (l *uploadListener) OnObjectBytesTransferred(_ context.Context, e *transfermanager.ObjectBytesTransferredEvent) {
+	l.sent += e.BytesTransferred
+	l.progress.Update(min(l.sent, l.size))
+}
+
+// S3Error is a request to an S3 store that failed.
+type S3Error struct {
+	// Op is what was asked ("PUT", "HEAD", ...) of s3://Bucket/Key.
+	Op, Bucket, Key string
+	Err             error
+}
+
+func (e *S3Error) Error() string {
+	return fmt.Sprintf("%s s3://%s/%s: %v", e.Op, e.Bucket, e.Key, e.Err)
+}
+
+func (e *S3Error) Unwrap() error { return e.Err }
+
+// HTTPStatus is the status of the store's answer, 0 when none came (a connection or TLS
+// failure).
+func (e *S3Error) HTTPStatus() int { return httpStatus(e.Err) }
+
+// httpStatus is the HTTP status of the response an S3 error came with, 0 when none came.
+func httpStatus(err error) int {
+	var resp *smithyhttp.ResponseError
+	if errors.As(err, &resp) {
+		return resp.HTTPStatusCode()
+	}
+	return 0
+}
+
+// isCode reports whether err is an S3 error response with the code.
+func isCode(err error, code string) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == code
+}

@@ -1,0 +1,193 @@
+package download
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/sno-iso/sno-iso/internal/s3test"
+)
+
+// uploadFile writes n pseudo-random bytes to a file and returns its path, bytes and sha256.
+func uploadFile(t *testing.T, n int, seed byte) (string, []byte, string) {
+	t.Helper()
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i*7+int(seed)) ^ byte(i>>9)
+	}
+	path := filepath.Join(t.TempDir(), "rhcos-live.x86_64.iso")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return path, data, hex.EncodeToString(sum[:])
+}
+
+// unfinished lists the keys of the bucket's multipart uploads that were never completed.
+func unfinished(t *testing.T, c *s3.Client, bucket string) []string {
+	t.Helper()
+	out, err := c.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, u := range out.Uploads {
+		keys = append(keys, aws.ToString(u.Key))
+	}
+	return keys
+}
+
+// objectKeys lists the bucket's objects.
+func objectKeys(t *testing.T, c *s3.Client, bucket string) []string {
+	t.Helper()
+	out, err := c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return keys
+}
+
+// TestUploadToS3 runs the uploads against one real store (starting one takes seconds), each
+// subtest in a bucket of its own.
+func TestUploadToS3(t *testing.T) {
+	store := s3test.Start(t)
+	t.Run("multipart with sha256, the same skipped", func(t *testing.T) { uploadMultipartAndSkip(t, store) })
+	t.Run("a killed run's parts aborted", func(t *testing.T) { uploadAbortsKilledRunsParts(t, store) })
+	t.Run("refused, nothing left", func(t *testing.T) { uploadRefusedLeavesNothing(t, store) })
+}
+
+func uploadMultipartAndSkip(t *testing.T, store *s3test.Store) {
+	store.CreateBucket(t, "mirror", false)
+	c := store.Client(store.ReadWrite)
+	path, data, digest := uploadFile(t, 13<<20+17, 1)
+	u := &Uploader{Client: c, PartSize: 5 << 20}
+	ctx := context.Background()
+
+	done, err := u.Upload(ctx, path, strings.ToUpper(digest), "mirror", "rhcos/live.iso")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Skipped {
+		t.Fatal("first upload was skipped")
+	}
+	if got := store.Get(t, store.ReadOnly, "mirror", "rhcos/live.iso"); !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, not the %d uploaded", len(got), len(data))
+	}
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("mirror"), Key: aws.String("rhcos/live.iso")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := head.Metadata[SHA256Metadata]; got != digest {
+		t.Errorf("x-amz-meta-sha256 = %q, want %q", got, digest)
+	}
+	// A multipart object's ETag is the parts' MD5s' MD5 with "-COUNT": three 5 MiB parts.
+	if etag := aws.ToString(head.ETag); !strings.HasSuffix(etag, `-3"`) {
+		t.Errorf("ETag %s is not that of a 3-part upload", etag)
+	}
+
+	again, err := u.Upload(ctx, path, digest, "mirror", "rhcos/live.iso")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Skipped {
+		t.Error("the second upload of the same file was not skipped")
+	}
+
+	// The same name with other bytes is uploaded again.
+	other, otherData, otherDigest := uploadFile(t, 1<<20, 2)
+	if done, err := u.Upload(ctx, other, otherDigest, "mirror", "rhcos/live.iso"); err != nil || done.Skipped {
+		t.Fatalf("upload of other bytes: %+v, %v", done, err)
+	}
+	if got := store.Get(t, store.ReadOnly, "mirror", "rhcos/live.iso"); !bytes.Equal(got, otherData) {
+		t.Fatal("the object does not hold the second file")
+	}
+	if keys := objectKeys(t, c, "mirror"); len(keys) != 1 {
+		t.Errorf("bucket holds %q, want the one object", keys)
+	}
+}
+
+func uploadAbortsKilledRunsParts(t *testing.T, store *s3test.Store) {
+	store.CreateBucket(t, "killed", false)
+	c := store.Client(store.ReadWrite)
+	ctx := context.Background()
+	path, data, digest := uploadFile(t, 11<<20, 3)
+	// What a run killed mid-upload leaves: a multipart upload with a part, no object. One to
+	// a longer key under the same prefix is another upload's, and stays.
+	for _, key := range []string{"live.iso", "live.iso.other"} {
+		mu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("killed"), Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("killed"), Key: aws.String(key), UploadId: mu.UploadId,
+			PartNumber: aws.Int32(1), Body: bytes.NewReader(data[:5<<20])})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	done, err := (&Uploader{Client: c, PartSize: 5 << 20}).Upload(ctx, path, digest, "killed", "live.iso")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Abandoned != 1 {
+		t.Errorf("aborted %d unfinished uploads, want the 1 to live.iso", done.Abandoned)
+	}
+	if keys := unfinished(t, c, "killed"); len(keys) != 1 || keys[0] != "live.iso.other" {
+		t.Errorf("unfinished uploads left: %q, want only live.iso.other's", keys)
+	}
+	if got := store.Get(t, store.ReadOnly, "killed", "live.iso"); !bytes.Equal(got, data) {
+		t.Fatal("read back other bytes than uploaded")
+	}
+}
+
+func uploadRefusedLeavesNothing(t *testing.T, store *s3test.Store) {
+	store.CreateBucket(t, "refused", false)
+	path, _, digest := uploadFile(t, 11<<20, 4)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		keys   s3test.Keys
+		bucket string
+		codes  []string
+	}{
+		{"unknown keys", store.Wrong, "refused", []string{"InvalidAccessKeyId"}},
+		{"read-only keys", store.ReadOnly, "refused", []string{"AccessDenied"}},
+		{"no such bucket", store.ReadWrite, "nonesuch", []string{"NoSuchBucket"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := (&Uploader{Client: store.Client(tc.keys), PartSize: 5 << 20}).Upload(ctx, path, digest, tc.bucket, "live.iso")
+			var s3err *S3Error
+			if !errors.As(err, &s3err) {
+				t.Fatalf("error %v (%T) is not an *S3Error", err, err)
+			}
+			var api smithy.APIError
+			if !errors.As(err, &api) || !slices.Contains(tc.codes, api.ErrorCode()) {
+				t.Errorf("error %v: want S3 code %q", err, tc.codes)
+			}
+			if strings.Contains(err.Error(), tc.keys.SecretAccessKey) {
+				t.Errorf("error shows the secret key: %v", err)
+			}
+		})
+	}
+	rw := store.Client(store.ReadWrite)
+	if keys := objectKeys(t, rw, "refused"); len(keys) != 0 {
+		t.Errorf("refused uploads left objects %q", keys)
+	}
+	if keys := unfinished(t, rw, "refused"); len(keys) != 0 {
+		t.Errorf("refused uploads left unfinished uploads to %q", keys)
+	}
+}

@@ -1,0 +1,305 @@
+package origin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sno-iso/sno-iso/internal/s3test"
+)
+
+// The tests below read from a real S3 store (SeaweedFS on loopback, over TLS with the test's
+// own CA) with the AWS SDK's default chain: they set the process's environment, so none is
+// parallel.
+
+// s3Options reach store st by options alone: endpoint, path-style, its CA.
+func s3Options(st *s3test.Store) Options {
+	opts := smallOptions()
+	opts.RootCAs = st.CAPool
+	opts.S3 = S3Options{Endpoint: st.Endpoint, PathStyle: true}
+	return opts
+}
+
+// isolate clears every AWS setting of the environment: only what a test sets counts.
+func isolate(t *testing.T) {
+	for _, kv := range s3test.IsolatedEnv(t.TempDir()) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3", "AWS_CA_BUNDLE"} {
+		t.Setenv(k, "")
+	}
+}
+
+// readAll reads the whole object with ReadAt calls of every size: cached and streamed.
+func readAll(t *testing.T, obj *Object) []byte {
+	t.Helper()
+	out := make([]byte, obj.Size())
+	r := rand.New(rand.NewPCG(5, 6))
+	for off := int64(0); off < obj.Size(); {
+		n := min(int64(1+r.IntN(6*4096)), obj.Size()-off)
+		if r.IntN(4) == 0 {
+			n = min(64<<10, obj.Size()-off) // longer than 4 blocks: one Range GET
+		}
+		if _, err := obj.ReadAt(out[off:off+n], off); err != nil && !(err == io.EOF && off+n == obj.Size()) {
+			t.Fatalf("ReadAt(%d bytes at %d): %v", n, off, err)
+		}
+		off += n
+	}
+	return out
+}
+
+func TestS3Origin(t *testing.T) {
+	st := s3test.Start(t)
+	st.CreateBucket(t, "isos", false)
+	st.CreateBucket(t, "versioned", true)
+	v1 := randomBytes(300_000)
+	st.Put(t, "isos", "rhcos/live.iso", v1)
+	ctx := context.Background()
+
+	t.Run("options", func(t *testing.T) {
+		isolate(t)
+		t.Setenv("AWS_ACCESS_KEY_ID", st.ReadOnly.AccessKeyID)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", st.ReadOnly.SecretAccessKey)
+		obj, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.Size() != int64(len(v1)) || obj.ETag() == "" || obj.String() != "s3://isos/rhcos/live.iso" {
+			t.Fatalf("size %d, ETag %q, name %s", obj.Size(), obj.ETag(), obj)
+		}
+		if got := readAll(t, obj); !bytes.Equal(got, v1) {
+			t.Fatal("the object read back differs from the one stored")
+		}
+		body, err := obj.Range(ctx, 1000, 200_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if _, err := body.CopyTo(&got, 200_000); err != nil || !bytes.Equal(got.Bytes(), v1[1000:201_000]) {
+			t.Fatalf("Range: %v, %d bytes", err, got.Len())
+		}
+		body.Close()
+	})
+
+	t.Run("environment", func(t *testing.T) {
+		// Endpoint (AWS_ENDPOINT_URL_S3), region and CA bundle from the environment.
+		isolate(t)
+		st.Setenv(t, st.ReadOnly)
+		opts := smallOptions()
+		opts.S3.PathStyle = true
+		obj, err := Open(ctx, "s3://isos/rhcos/live.iso", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, obj); !bytes.Equal(got, v1) {
+			t.Fatal("the object read back differs from the one stored")
+		}
+	})
+
+	t.Run("shared credentials file with a profile", func(t *testing.T) {
+		isolate(t)
+		creds := filepath.Join(t.TempDir(), "credentials")
+		content := fmt.Sprintf("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n\n[fleet]\naws_access_key_id = %s\naws_secret_access_key = %s\n",
+			st.Wrong.AccessKeyID, st.Wrong.SecretAccessKey, st.ReadOnly.AccessKeyID, st.ReadOnly.SecretAccessKey)
+		if err := os.WriteFile(creds, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("AWS_SHARED_CREDENTIALS_FILE", creds)
+		if _, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st)); !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("the default profile's unknown keys: %v, want ErrAccessDenied", err)
+		}
+		t.Setenv("AWS_PROFILE", "fleet")
+		obj, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, obj); !bytes.Equal(got, v1) {
+			t.Fatal("the object read back differs from the one stored")
+		}
+	})
+
+	t.Run("container credentials, refreshed", func(t *testing.T) {
+		// The ECS/EKS Pod Identity agent's protocol: GET the full URI with the token file's
+		// contents as Authorization, JSON credentials with an expiry back.
+		isolate(t)
+		var served atomic.Int64
+		agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "pod-token" {
+				http.Error(w, "bad token", http.StatusUnauthorized)
+				return
+			}
+			served.Add(1)
+			json.NewEncoder(w).Encode(map[string]string{
+				"AccessKeyId": st.ReadOnly.AccessKeyID, "SecretAccessKey": st.ReadOnly.SecretAccessKey,
+				"Expiration": time.Now().Add(time.Second).UTC().Format(time.RFC3339),
+			})
+		}))
+		defer agent.Close()
+		token := filepath.Join(t.TempDir(), "token")
+		os.WriteFile(token, []byte("pod-token"), 0o600)
+		t.Setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", agent.URL+"/v1/credentials")
+		t.Setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token)
+		obj, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := served.Load()
+		time.Sleep(1100 * time.Millisecond) // past the credentials' expiry
+		body, err := obj.Range(ctx, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body.Close()
+		if first == 0 || served.Load() <= first {
+			t.Errorf("the agent served credentials %d times, then %d: expired credentials were not refreshed", first, served.Load())
+		}
+	})
+
+	for _, versioned := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replaced object, versioning %v", versioned), func(t *testing.T) {
+			isolate(t)
+			st.Setenv(t, st.ReadOnly)
+			bucket := map[bool]string{false: "isos", true: "versioned"}[versioned]
+			old, next := randomBytes(200_000), bytes.Repeat([]byte{7}, 200_000)
+			st.Put(t, bucket, "replaced.iso", old)
+			obj, err := Open(ctx, "s3://"+bucket+"/replaced.iso", s3Options(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := obj.Range(ctx, 0, 150_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer body.Close()
+			st.Put(t, bucket, "replaced.iso", next)
+			// A read of the opened version now fails; the stream opened before the
+			// replacement ends with the old version's bytes or an error, never the new ones.
+			if _, err := obj.ReadAt(make([]byte, 10), 100_000); !errors.Is(err, ErrChanged) || !obj.Changed() {
+				t.Fatalf("read after the replacement: %v (Changed %v), want ErrChanged", err, obj.Changed())
+			}
+			var got bytes.Buffer
+			if _, err := body.CopyTo(&got, 150_000); err == nil && !bytes.Equal(got.Bytes(), old[:150_000]) {
+				t.Fatal("a stream of the opened version delivered other bytes")
+			}
+			again, err := Open(ctx, "s3://"+bucket+"/replaced.iso", s3Options(st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.ETag() == obj.ETag() || !bytes.Equal(readAll(t, again), next) {
+				t.Fatalf("reopened: ETag %s (was %s), or other bytes than the new version's", again.ETag(), obj.ETag())
+			}
+		})
+	}
+
+	t.Run("errors", func(t *testing.T) {
+		isolate(t)
+		st.Setenv(t, st.Wrong)
+		_, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
+		var oe *Error
+		if !errors.Is(err, ErrAccessDenied) || !errors.As(err, &oe) || oe.Status != http.StatusForbidden {
+			t.Fatalf("unknown keys: %v, want ErrAccessDenied with status 403", err)
+		}
+		if strings.Contains(err.Error(), st.Wrong.SecretAccessKey) || strings.Contains(err.Error(), "Signature=") {
+			t.Fatalf("the error shows a secret: %v", err)
+		}
+		t.Setenv("AWS_SECRET_ACCESS_KEY", st.ReadOnly.SecretAccessKey+"x")
+		t.Setenv("AWS_ACCESS_KEY_ID", st.ReadOnly.AccessKeyID)
+		if _, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st)); !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("a wrong secret: %v, want ErrAccessDenied", err)
+		}
+		st.Setenv(t, st.ReadOnly)
+		for _, name := range []string{"s3://isos/missing.iso", "s3://nobucket/rhcos/live.iso"} {
+			if _, err := Open(ctx, name, s3Options(st)); !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s: %v, want ErrNotFound", name, err)
+			}
+		}
+		plain := s3Options(st)
+		plain.RootCAs = nil
+		t.Setenv("AWS_CA_BUNDLE", "")
+		if _, err := Open(ctx, "s3://isos/rhcos/live.iso", plain); err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("without the store's CA: %v, want a certificate error", err)
+		}
+		isolate(t)
+		if _, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st)); !errors.Is(err, ErrNoCredentials) {
+			t.Errorf("no credentials anywhere: %v, want ErrNoCredentials", err)
+		}
+	})
+}
+
+// TestS3StoreStoppedMidStream: a store that goes away fails the stream in flight and every
+// read after it with an error, never a hang or short data; the same Object reads again once
+// the store is back.
+func TestS3StoreStoppedMidStream(t *testing.T) {
+	st := s3test.Start(t)
+	st.CreateBucket(t, "isos", false)
+	data := randomBytes(6 << 20)
+	st.Put(t, "isos", "big.iso", data)
+	isolate(t)
+	st.Setenv(t, st.ReadOnly)
+	opts := s3Options(st)
+	opts.IdleTimeout = 3 * time.Second
+	ctx := context.Background()
+	obj, err := Open(ctx, "s3://isos/big.iso", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := obj.Range(ctx, 0, obj.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 64<<10)
+	if _, err := io.ReadFull(body, head); err != nil || !bytes.Equal(head, data[:len(head)]) {
+		t.Fatalf("first bytes: %v", err)
+	}
+	st.Stop()
+	var rest bytes.Buffer
+	_, err = body.CopyTo(&rest, obj.Size()-int64(len(head)))
+	body.Close()
+	var oe *Error
+	if !errors.As(err, &oe) {
+		t.Fatalf("the stream across the store's stop ended with %v after %d bytes, want an *Error", err, rest.Len())
+	}
+	if !bytes.Equal(rest.Bytes(), data[len(head):len(head)+rest.Len()]) {
+		t.Fatal("the bytes before the failure are not the object's")
+	}
+	if _, err := obj.ReadAt(make([]byte, 10), 3<<20); !errors.As(err, &oe) || obj.Changed() {
+		t.Fatalf("a read while the store is down: %v (Changed %v), want an *Error that is not a change", err, obj.Changed())
+	}
+	st.Restart(t)
+	if got := readAll(t, obj); !bytes.Equal(got, data) {
+		t.Fatal("after the store came back, the object read differs from the one stored")
+	}
+}
+
+// FuzzParseS3URL: what ParseS3URL accepts is exactly s3://BUCKET/KEY with both parts, the
+// bucket without a slash, and the two parts make up the input again.
+func FuzzParseS3URL(f *testing.F) {
+	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		bucket, key, err := ParseS3URL(name)
+		if err != nil {
+			if !errors.Is(err, ErrNotHTTP) {
+				t.Fatalf("%q: error %v is not ErrNotHTTP", name, err)
+			}
+			return
+		}
+		if bucket == "" || key == "" || strings.Contains(bucket, "/") || "s3://"+bucket+"/"+key != name || !IsS3(name) {
+			t.Fatalf("%q split into bucket %q and key %q", name, bucket, key)
+		}
+	})
+}
