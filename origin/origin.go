@@ -321,13 +321,19 @@ func (o *Object) checkRange(resp *http.Response, off, n int64) error {
 	default:
 		return o.statusError(resp)
 	}
-	if etag := resp.Header.Get("ETag"); o.etag != "" && etag != "" && !httpsem.StrongMatch(etag, o.etag) {
-		return o.changedError(fmt.Sprintf("ETag %s, opened as %s", etag, o.etag))
-	}
-	// Without an ETag the version is its Last-Modified date: an origin that ignores If-Range
-	// still names a new version there.
-	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); o.etag == "" && err == nil && !lm.Equal(o.lastModified) {
-		return o.changedError(fmt.Sprintf("Last-Modified %s, opened as %s", lm.UTC().Format(http.TimeFormat), o.lastModified.Format(http.TimeFormat)))
+	// The validator the object was opened with names the version: an answer without it (an
+	// origin that dropped it while ignoring If-Range) is of an unknown version, not the opened one.
+	if o.etag != "" {
+		if etag := resp.Header.Get("ETag"); !httpsem.StrongMatch(etag, o.etag) {
+			return o.changedError(fmt.Sprintf("ETag %s, opened as %s", orNone(etag), o.etag))
+		}
+	} else if !o.lastModified.IsZero() {
+		// Without an ETag the version is its Last-Modified date: an origin that ignores
+		// If-Range still names a new version there.
+		header := resp.Header.Get("Last-Modified")
+		if lm, err := http.ParseTime(header); err != nil || !lm.Equal(o.lastModified) {
+			return o.changedError(fmt.Sprintf("Last-Modified %s, opened as %s", orNone(header), o.lastModified.Format(http.TimeFormat)))
+		}
 	}
 	cr, err := knownRange(resp.Header)
 	if err != nil {
@@ -469,4 +475,12 @@ func knownRange(h http.Header) (httpsem.ContentRange, error) {
 		err = fmt.Errorf("Content-Range %q of a 206 does not name bytes of a known size", h.Get("Content-Range"))
 	}
 	return cr, err
+}
+
+// orNone is a response header's value for an error, "none" when it is missing.
+func orNone(header string) string {
+	if header == "" {
+		return "none"
+	}
+	return header
 }
