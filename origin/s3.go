@@ -57,6 +57,12 @@ type s3Object struct {
 	bucket, key string
 }
 
+// IsURL reports whether name is an object at an origin (http://, https:// or s3://) rather
+// than a path.
+func IsURL(name string) bool {
+	return strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") || IsS3(name)
+}
+
 // IsS3 reports whether name is an s3:// URL.
 func IsS3(name string) bool { return strings.HasPrefix(name, "s3://") }
 

@@ -36,11 +36,12 @@ func serveCommand() *cli.Command {
 			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
 			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
 			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
-			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
-			"ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
+			"S3-compatible store that answers Range requests (public or pre-signed), or s3://BUCKET/KEY read\n" +
+			"with the AWS SDK's credentials (environment, profile, IRSA, Pod Identity, instance role): the\n" +
+			"ISO is read by ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
 			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
 			"for up to 30 seconds.",
-		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, an http(s) URL that answers Range requests, or s3://BUCKET/KEY"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
 				"all interfaces, with a warning)"},
 			nodesFlag(),
@@ -121,6 +122,10 @@ func serveNodes(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	originOpts, err := originOptions(c)
+	if err != nil {
+		return err
+	}
 	logger, err := serveLogger(c.String("log-format"), c.App.ErrWriter)
 	if err != nil {
 		return err
@@ -157,6 +162,7 @@ func serveNodes(c *cli.Context) error {
 	}
 	srv, err := serve.New(serve.Config{
 		ISO:            c.String("iso"),
+		Origin:         originOpts,
 		NodesDir:       c.String("nodes"),
 		BaseURL:        baseURL,
 		MaxConcurrent:  c.Int("max-concurrent"),
