@@ -84,7 +84,8 @@ func TestDownloadUploadToS3(t *testing.T) {
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		if _, err := c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("mirror"), Key: aws.String(key)}); err == nil {
+		_, err := c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("mirror"), Key: aws.String(key)})
+		if err == nil {
 			t.Fatalf("after the kill an object is under %s; want none until an upload completes\n%s", key, stderr.String())
 		}
 		if n := len(multipartUploads(t, store, "mirror", key)); n != 1 {
@@ -111,7 +112,8 @@ func TestDownloadUploadToS3(t *testing.T) {
 			dest  string
 			wants []string
 		}{
-			{"unknown keys", store.Env(store.Wrong), "s3://mirror/x.iso", []string{"InvalidAccessKeyId", "credentials", "AWS_ACCESS_KEY_ID"}},
+			{"unknown keys", store.Env(store.Wrong), "s3://mirror/x.iso",
+				[]string{"InvalidAccessKeyId", "credentials", "AWS_ACCESS_KEY_ID"}},
 			{"read-only keys", store.Env(store.ReadOnly), "s3://mirror/x.iso", []string{"AccessDenied", "s3:PutObject"}},
 			{"no such bucket", env, "s3://nonesuch/x.iso", []string{"NoSuchBucket", "bucket nonesuch does not exist"}},
 			{"untrusted certificate", noCA, "s3://mirror/x.iso", []string{"certificate", "--ca-file"}},

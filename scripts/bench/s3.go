@@ -47,7 +47,8 @@ func benchS3(sno, iso, config, tmp string, rounds int) {
 		store.Remove()
 	})
 	const bucket, key = "bench", "rhcos/rhcos-live.iso"
-	if _, err := store.Client(store.ReadWrite).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+	_, err = store.Client(store.ReadWrite).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+	if err != nil {
 		fatal(err)
 	}
 	peer, www, nodes := fleetFiles(sno, iso, config, filepath.Join(tmp, "s3"))

@@ -149,9 +149,10 @@ func TestImageBuildsFromS3OverTLSAsItsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs := filepath.Join(rootfs, "tmp", "inputs")
+	snoYAML := []byte("coreOSInstallation:\n  installationDisk: /dev/sda\n")
 	for dir, files := range map[string]map[string][]byte{
 		filepath.Join(rootfs, "etc", "ssl"): {"s3-ca.pem": caPEM},
-		inputs:                              {"bootstrap-in-place-for-live-iso.ign": config, "sno.yaml": []byte("coreOSInstallation:\n  installationDisk: /dev/sda\n")},
+		inputs:                              {"bootstrap-in-place-for-live-iso.ign": config, "sno.yaml": snoYAML},
 	} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
