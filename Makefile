@@ -35,18 +35,23 @@ comma := ,
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sno-iso
 
-# The man page and the bash, zsh and fish completions, generated from the command definitions.
+# The man pages and the bash, zsh and fish completions (also the coreos-installer link's),
+# generated from the command definitions.
 docs: build
 	$(BIN) dev docs $(DOCS)
 
 install: docs
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/sno-iso
 	install -D -m 0644 $(DOCS)/sno-iso.1 $(DESTDIR)$(MANDIR)/man1/sno-iso.1
+	install -D -m 0644 $(DOCS)/sno.yaml.5 $(DESTDIR)$(MANDIR)/man5/sno.yaml.5
 	install -D -m 0644 $(DOCS)/sno-iso.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/sno-iso
 	install -D -m 0644 $(DOCS)/_sno-iso $(DESTDIR)$(DATADIR)/zsh/site-functions/_sno-iso
 	install -D -m 0644 $(DOCS)/sno-iso.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/sno-iso.fish
 ifneq ($(COREOS_INSTALLER_LINK),)
 	ln -sfn sno-iso $(DESTDIR)$(BINDIR)/coreos-installer
+	install -D -m 0644 $(DOCS)/coreos-installer.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/coreos-installer
+	install -D -m 0644 $(DOCS)/_coreos-installer $(DESTDIR)$(DATADIR)/zsh/site-functions/_coreos-installer
+	install -D -m 0644 $(DOCS)/coreos-installer.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/coreos-installer.fish
 endif
 
 # Static binaries for every platform, the docs and SHA256SUMS in dist/, the same bytes from

@@ -176,6 +176,12 @@ func (l *LiveISO) Features() (features embed.Features, ok bool) {
 // unfilled placeholder does not count).
 func (l *LiveISO) HasMiniso() bool { return l.hasMiniso }
 
+// MinisoExtent is where coreos/miniso.dat lies in the ISO; ok is false when it has none.
+func (l *LiveISO) MinisoExtent() (off, length int64, ok bool) {
+	off, length, err := l.Locate(embed.MinisoPath)
+	return off, length, err == nil
+}
+
 // Arch is the CPU architecture the media boots, guessed from its boot files.
 func (l *LiveISO) Arch() string { return l.arch }
 

@@ -29,11 +29,18 @@ func (e *EmbeddedFilesError) Is(target error) bool { return target == isobuilder
 // kernel arguments edited. The ISO must be pristine. A payload that does not fit is an
 // *isobuilder.TooLargeError.
 func (n *Node) Image(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
+	return n.image(iso, false)
+}
+
+// image is Image; with overwrite, an ISO that is already customized is customized from its
+// pristine state instead of refused: its embedded files are replaced and its live kernel
+// arguments start from the defaults, as `sno-iso reset` would leave them.
+func (n *Node) image(iso *isobuilder.LiveISO, overwrite bool) (*isobuilder.Image, error) {
 	existing, err := iso.Payload()
 	if err != nil {
 		return nil, err
 	}
-	if len(existing) > 0 {
+	if len(existing) > 0 && !overwrite {
 		return nil, &EmbeddedFilesError{Paths: existing.Paths()}
 	}
 	if hasNetworkFiles(n.Payload) {
@@ -42,7 +49,16 @@ func (n *Node) Image(iso *isobuilder.LiveISO) (*isobuilder.Image, error) {
 		}
 	}
 	var kargs []isobuilder.Patch
-	if !n.LiveKargs.IsZero() {
+	switch {
+	case overwrite && iso.Kargs() != nil:
+		edited, err := applyLiveKargs(iso.Kargs().Default, n.LiveKargs)
+		if err != nil {
+			return nil, err
+		}
+		if kargs, err = iso.KargsPatches(edited); err != nil {
+			return nil, err
+		}
+	case !n.LiveKargs.IsZero():
 		if kargs, err = LiveKargsPatches(iso, n.LiveKargs); err != nil {
 			return nil, err
 		}

@@ -48,6 +48,15 @@ type Inputs struct {
 	// progress); ReportCA is the PEM certificate that verifies an https one's server.
 	ReportURL string
 	ReportCA  []byte
+	// LiveIgnitions are more Ignition configs for the live system, merged into the
+	// bootstrap-in-place config in order; IgnitionCAs are PEM files that Ignition trusts in the
+	// live system and on the installed node; PreInstall and PostInstall are scripts the live
+	// system runs before and after install-to-disk writes the disk. They are coreos-installer
+	// customize's --live-ignition, --ignition-ca, --pre-install and --post-install.
+	LiveIgnitions []string
+	IgnitionCAs   []string
+	PreInstall    []string
+	PostInstall   []string
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
@@ -81,6 +90,11 @@ type Sources struct {
 	// ReportURL and ReportCA are the Inputs'.
 	ReportURL string
 	ReportCA  []byte
+	// LiveFragments, IgnitionCAs, PreInstall and PostInstall are the files of the Inputs'
+	// lists, read.
+	LiveFragments           []coreos.LiveFragment
+	IgnitionCAs             [][]byte
+	PreInstall, PostInstall []coreos.InstallScript
 }
 
 // Load reads every input of the node. files lists what it read or looked for, also on
@@ -151,10 +165,70 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 	if src.Customizations, src.CustomizationWarnings, err = loadCustomizations(customizationPaths); err != nil {
 		return nil, files, err
 	}
+	files = append(files, in.LiveIgnitions...)
+	files = append(append(append(files, in.IgnitionCAs...), in.PreInstall...), in.PostInstall...)
+	if err := in.loadAdditions(src); err != nil {
+		return nil, files, err
+	}
 	if src.Ignition, err = input.ReadFile(in.IgnitionPath, coreos.MaxIgnitionSize, "an Ignition config"); err != nil {
 		return nil, files, err
 	}
 	return src, files, nil
+}
+
+// maxInstallScriptSize bounds a pre- or post-install script, which travels in the live config.
+const maxInstallScriptSize = 1 << 20
+
+// maxCABundleSize bounds an Ignition CA bundle.
+const maxCABundleSize = 4 << 20
+
+// loadAdditions reads the live configs, CAs and install scripts, each checked and named by
+// its file in errors.
+func (in Inputs) loadAdditions(src *Sources) error {
+	for _, p := range in.LiveIgnitions {
+		data, err := input.ReadFile(p, coreos.MaxIgnitionSize, "an Ignition config")
+		if err != nil {
+			return err
+		}
+		ig, _, err := coreos.ParseIgnition(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if ig.IsBootstrapInPlace() {
+			return fmt.Errorf("%s: %w", p, coreos.ErrSecondBootstrapInPlace)
+		}
+		src.LiveFragments = append(src.LiveFragments, coreos.LiveFragment{Source: p, Data: data})
+	}
+	for _, p := range in.IgnitionCAs {
+		data, err := input.ReadFile(p, maxCABundleSize, "a PEM CA bundle")
+		if err != nil {
+			return err
+		}
+		if err := coreos.CheckCABundle(data); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		src.IgnitionCAs = append(src.IgnitionCAs, data)
+	}
+	for _, list := range []struct {
+		kind  string
+		paths []string
+		into  *[]coreos.InstallScript
+	}{{"pre", in.PreInstall, &src.PreInstall}, {"post", in.PostInstall, &src.PostInstall}} {
+		byName := map[string]string{}
+		for _, p := range list.paths {
+			if other, ok := byName[filepath.Base(p)]; ok {
+				return fmt.Errorf("the %s-install scripts %s and %s have one name, and the live system keeps them in one directory: "+
+					"rename one", list.kind, other, p)
+			}
+			byName[filepath.Base(p)] = p
+			data, err := input.ReadFile(p, maxInstallScriptSize, "a script")
+			if err != nil {
+				return err
+			}
+			*list.into = append(*list.into, coreos.InstallScript{Name: filepath.Base(p), Data: data})
+		}
+	}
+	return nil
 }
 
 // liveSettings merges the live kargs and keyfiles of sno.yaml and the overrides: a list
@@ -409,4 +483,36 @@ func hasConnectionSection(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// ErrNoBootstrapInPlaceConfig says that none of a node's live Ignition configs is the
+// bootstrap-in-place one.
+var ErrNoBootstrapInPlaceConfig = errors.New("none of the live Ignition configs is the bootstrap-in-place config")
+
+// SplitLiveIgnitions finds, among live Ignition config files given in any order (as
+// coreos-installer takes them), the bootstrap-in-place config the node's media are made of,
+// and the others, in their order, which merge into it (Inputs.LiveIgnitions).
+func SplitLiveIgnitions(paths []string) (bip string, others []string, err error) {
+	for _, p := range paths {
+		data, err := input.ReadFile(p, coreos.MaxIgnitionSize, "an Ignition config")
+		if err != nil {
+			return "", nil, err
+		}
+		ig, _, err := coreos.ParseIgnition(data)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", p, err)
+		}
+		switch {
+		case !ig.IsBootstrapInPlace():
+			others = append(others, p)
+		case bip != "":
+			return "", nil, fmt.Errorf("%s and %s: %w", bip, p, coreos.ErrSecondBootstrapInPlace)
+		default:
+			bip = p
+		}
+	}
+	if bip == "" {
+		return "", nil, ErrNoBootstrapInPlaceConfig
+	}
+	return bip, others, nil
 }

@@ -57,6 +57,9 @@ type MediaOptions struct {
 	MinimalBase *isobuilder.LiveISO
 	// TempDir receives a minimal or grown ISO before it is committed.
 	TempDir string
+	// OverwriteCustomization customizes an ISO that already carries a customization from its
+	// pristine state (coreos-installer's customize --force) instead of refusing it.
+	OverwriteCustomization bool
 }
 
 // Media is a node's ISO, ready to write.
@@ -110,7 +113,7 @@ func (n *Node) Media(ctx context.Context, iso *isobuilder.LiveISO, opts MediaOpt
 		}
 		m.over = m.Derived.LiveISO
 	}
-	m.Image, err = n.Image(m.over)
+	m.Image, err = n.image(m.over, opts.OverwriteCustomization)
 	if errors.As(err, &m.Grown) && opts.GrowEmbedArea {
 		grown, rerr := GrownISO(ctx, iso, m.Grown, opts)
 		if rerr != nil {

@@ -43,7 +43,8 @@ func Prepare(src *Sources) (*Node, error) {
 		inst.CopyNetwork = true
 	}
 	opts := coreos.LiveIgnitionOptions{Installation: inst, AllowAnyIgnition: src.AllowAnyIgnition, Customizations: src.Customizations,
-		Hostname: src.Hostname}
+		Hostname: src.Hostname, PreInstall: src.PreInstall, PostInstall: src.PostInstall, IgnitionCAs: src.IgnitionCAs,
+		LiveFragments: src.LiveFragments}
 	if src.ReportURL != "" {
 		opts.Report = &progress.Hooks{URL: src.ReportURL, CA: src.ReportCA}
 	}

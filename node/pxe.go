@@ -149,3 +149,27 @@ func PXEKargs(iso *isobuilder.LiveISO, edits coreos.LiveKargs) ([]string, error)
 	}
 	return kargs, nil
 }
+
+// ErrKargsNotInInitramfs says that live kernel arguments were asked of a customized
+// initramfs alone: they live in the boot configuration that loads it.
+var ErrKargsNotInInitramfs = errors.New("live kernel arguments are not part of an initramfs: put them in the PXE boot configuration")
+
+// InitramfsImage is the node's PXE initramfs made from stock, a stock CoreOS live initramfs of
+// size bytes that is not customized yet (an ISO's images/pxeboot/initrd.img, or the one a PXE
+// server keeps): its bytes unchanged, then the node's payload as an archive of its own. It is
+// what `pxe build` writes as initrd.img for the node over an ISO with that initramfs, as an
+// image over stock for the sinks (stock is read once here, to check it, then by the sink).
+func (n *Node) InitramfsImage(stock io.ReaderAt, size int64) (*isobuilder.Image, error) {
+	if !n.LiveKargs.IsZero() {
+		return nil, ErrKargsNotInInitramfs
+	}
+	features, err := isobuilder.InspectInitramfs(io.NewSectionReader(stock, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	appendix, err := isobuilder.InitramfsAppendix(features, n.Payload)
+	if err != nil {
+		return nil, err
+	}
+	return isobuilder.NewImage(stock, size+int64(len(appendix)), isobuilder.Patch{Offset: size, Data: appendix})
+}

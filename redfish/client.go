@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/httpsem"
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // maxBody bounds what is read of any BMC answer: Redfish resources are a few KiB.
@@ -56,6 +57,9 @@ type Client struct {
 	basic      bool
 	etags      map[string]string // path → ETag of its last GET
 	allow      map[string]string // path → Allow header of its last GET
+	// scrubber finds the secrets for the session token scrubberToken.
+	scrubber      *redact.Secrets
+	scrubberToken string
 	// accepted is set once the BMC answered a request that carried the credentials.
 	accepted bool
 	// sleep waits between retries and polls; tests record the waits instead.

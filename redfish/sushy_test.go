@@ -118,6 +118,39 @@ func TestEchoedCredentialsNeverShown(t *testing.T) {
 	}
 }
 
+// A BMC that repeats the password in whatever encoding its web stack uses (URL query or path,
+// upper or lower case hex, HTML references, JSON escapes): the error, the trace and the
+// progress events show it in none of them.
+func TestEchoedCredentialsNeverShownEncoded(t *testing.T) {
+	const password = `p@ss w/rd"<&é+%\x'😀`
+	var shown []string // every form a reader could recognise
+	for _, f := range redfishtest.EchoForms {
+		shown = append(shown, f.Encode(password))
+	}
+	shown = append(shown, base64.StdEncoding.EncodeToString([]byte(testUser+":"+password)))
+	for _, p := range []redfishtest.Profile{redfishtest.SushyTools(), redfishtest.IDRAC()} {
+		for _, form := range redfishtest.EchoForms {
+			p.EchoCredentials, p.EchoForm = true, form
+			bmc := startBMC(t, redfishtest.Config{Profile: p})
+			addr, _ := ParseAddress(bmc.URL())
+			var trace, events strings.Builder
+			c := New(addr, Options{Credentials: Credentials{Username: testUser, Password: password}, Retry: fastRetry, Trace: &trace,
+				Progress: func(e Event) { events.WriteString(e.Message + "\n") }})
+			_, err := c.Boot(testContext(t), BootRequest{Image: testImage, NoPower: true})
+			if !errors.Is(err, ErrWrongCredentials) || !strings.Contains(err.Error(), redacted) {
+				t.Fatalf("%s, %s: %v; want the refusal with the echo redacted", p.Name, form, err)
+			}
+			for _, text := range []string{err.Error(), trace.String(), events.String()} {
+				for _, f := range shown {
+					if strings.Contains(text, f) {
+						t.Errorf("%s, echoed as %s: %q shown in\n%s", p.Name, form, f, text)
+					}
+				}
+			}
+		}
+	}
+}
+
 // A task monitor that says "Retry-After: 0" is polled no faster than the poll interval.
 func TestTaskPollsWaitThePollInterval(t *testing.T) {
 	p := redfishtest.SushyTools()

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // redacted replaces secrets in traces.
@@ -53,35 +54,26 @@ func (c *Client) traceError(err error) {
 	}
 }
 
-// secrets are the strings no message or trace may show: the password in each form a BMC
-// may echo it (as sent, JSON- and URL-escaped, inside a Basic Authorization value) and
-// the session token. The username is not secret and stays.
-func (c *Client) secrets() []string {
-	creds := c.opts.Credentials
+// secrets finds what no message or trace may show: the password, in each form a BMC may echo
+// it (redact.Secrets) and inside a Basic Authorization value, and the session token. The
+// username is not secret and stays. It is made again when the token changes.
+func (c *Client) secrets() *redact.Secrets {
 	c.mu.Lock()
-	token := c.token
-	c.mu.Unlock()
-	var out []string
-	if creds.Password != "" {
-		escaped, _ := json.Marshal(creds.Password)
-		out = append(out, creds.Password, string(escaped[1:len(escaped)-1]), url.QueryEscape(creds.Password), url.PathEscape(creds.Password),
-			base64.StdEncoding.EncodeToString([]byte(creds.Username+":"+creds.Password)))
+	defer c.mu.Unlock()
+	if c.scrubber == nil || c.scrubberToken != c.token {
+		creds := c.opts.Credentials
+		var basic []string
+		if creds.Password != "" {
+			pair := []byte(creds.Username + ":" + creds.Password)
+			basic = []string{base64.StdEncoding.EncodeToString(pair), base64.URLEncoding.EncodeToString(pair)}
+		}
+		c.scrubber, c.scrubberToken = redact.NewSecrets(append(basic, creds.Password, c.token)...), c.token
 	}
-	if token != "" {
-		out = append(out, token)
-	}
-	// Longer first, so that a form containing another is replaced whole.
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
+	return c.scrubber
 }
 
 // scrub replaces every secret in s.
-func (c *Client) scrub(s string) string {
-	for _, secret := range c.secrets() {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	return s
-}
+func (c *Client) scrub(s string) string { return c.secrets().Replace(s, redacted) }
 
 // scrubError takes the secrets out of what a BMC said in a refusal.
 func (c *Client) scrubError(e *Error) *Error {

@@ -12,7 +12,8 @@ import (
 // Config says what a Server serves.
 type Config struct {
 	// ISO is the pristine live ISO: a path, or an http(s) URL of an origin that answers
-	// Range requests. It is parsed once, and again when the file or object changes.
+	// Range requests. It is parsed once, and again when the file or object changes; an
+	// origin that does not answer at start leaves the server running and not ready (see New).
 	ISO string
 	// Origin tunes the reads of an ISO given by URL.
 	Origin origin.Options

@@ -20,10 +20,11 @@ const (
 )
 
 // Admin answers /healthz (the process answers, whatever the origin does), /readyz (the ISO is
-// parsed and readable, its origin answers with the version being served, and the nodes
-// directory is listed: 503 with the reason otherwise; a probe while the origin has not
-// answered yet asks for an attempt) and /metrics (Prometheus). A node whose files are broken leaves the
-// server ready: its requests fail on every replica alike, and the index names it.
+// parsed and readable, its origin answers with the version being served, the nodes directory
+// is listed, and a pre-signed ISO URL is not within minutes of its expiry: 503 with the
+// reason otherwise; a probe while the origin has not answered yet asks for an attempt) and
+// /metrics (Prometheus). A node whose files are broken leaves the server ready: its requests
+// fail on every replica alike, and the index names it.
 func (s *Server) Admin() http.Handler {
 	s.adminOnce.Do(func() { s.admin = s.newAdmin() })
 	return s.admin
@@ -52,6 +53,9 @@ func (s *Server) isAdminPath(path string) bool {
 
 // ready reports why the server cannot serve nodes now, if it cannot.
 func (s *Server) ready(ctx context.Context) error {
+	if err := s.presigned.ready(time.Now()); err != nil {
+		return err
+	}
 	iso, err := s.acquireISO()
 	if err != nil {
 		if errors.Is(err, ErrOriginNotOpen) {

@@ -12,22 +12,44 @@ import (
 )
 
 // identityHead is how much of the ISO's start its identity covers: the system area (hybrid
-// MBR/GPT, legacy embed headers) and the volume descriptors.
+// MBR/GPT, legacy embed headers) and the volume descriptors (the volume's id and dates).
 const identityHead = 64 << 10
 
-// isoIdentity names the ISO's contents for ETags, the same on every replica that serves the
-// same bytes: its size, its first 64 KiB and its embed areas (what in-place edits change).
-// extra is what else names the version (an origin's ETag). Reading it costs a few small
-// reads, once per version of the ISO.
-func isoIdentity(iso *isobuilder.LiveISO, extra string) (string, error) {
+// identitySample is how much of each network-boot file's start and end the identity covers.
+const identitySample = 4 << 10
+
+// identityMinisoMax bounds the coreos/miniso.dat read for the identity (its data is a few KiB).
+const identityMinisoMax = 1 << 20
+
+// isoIdentity names the ISO's contents for ETags from its bytes alone: the same for a local
+// file, an HTTP origin or an object store serving them (so a download resumes with If-Range
+// on any replica), and different for two builds. It covers the size; the first 64 KiB; the
+// embed areas (what in-place edits change); coreos/miniso.dat, whose SHA-256 names the whole
+// minimal ISO (every file but the rootfs); and the place, first and last 4 KiB of each
+// network-boot file (the kernel's version, the rootfs's squashfs superblock and tables).
+// Reading it costs a few small reads, once per version of the ISO.
+func isoIdentity(iso *isobuilder.LiveISO) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "iso %d %q\n", iso.Size(), extra)
+	fmt.Fprintf(h, "iso %d\n", iso.Size())
 	ign := iso.IgnitionArea()
 	spans := [][2]int64{{0, min(identityHead, iso.Size())}, {ign.Offset, ign.Length}}
 	if kargs := iso.Kargs(); kargs != nil {
 		for _, a := range kargs.Areas {
 			spans = append(spans, [2]int64{a.Offset, int64(kargs.Size)})
 		}
+	}
+	if off, n, ok := iso.MinisoExtent(); ok {
+		spans = append(spans, [2]int64{off, min(n, identityMinisoMax)})
+	}
+	files, err := iso.PXEFiles()
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		off, n := f.Offset(), int64(f.Length)
+		fmt.Fprintf(h, "%s %d %d\n", f.Name, off, n)
+		sample := min(n, identitySample)
+		spans = append(spans, [2]int64{off, sample}, [2]int64{off + n - sample, sample})
 	}
 	for _, s := range spans {
 		buf := make([]byte, s[1])

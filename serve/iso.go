@@ -68,7 +68,7 @@ func openFileISO(path string) (*isoState, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := isoIdentity(iso, "")
+	id, err := isoIdentity(iso)
 	if err == nil {
 		var file *sourceFile
 		if file, err = newSourceFile(iso.Base(), id); err == nil {

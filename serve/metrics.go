@@ -85,6 +85,15 @@ func newMetrics() *metrics {
 	return m
 }
 
+// watchURLExpiry publishes the seconds left until the ISO's pre-signed URL expires at
+// (negative once it has).
+func (m *metrics) watchURLExpiry(at time.Time) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sno_iso_origin_url_expiry_seconds",
+		Help: "Seconds until the pre-signed URL of the ISO expires (negative once it has); absent for a URL that does not expire.",
+	}, func() float64 { return time.Until(at).Seconds() }))
+}
+
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }

@@ -14,9 +14,10 @@ import (
 // isURL reports whether the ISO is named by an http(s) or s3:// URL rather than a path.
 func isURL(iso string) bool { return origin.IsURL(iso) }
 
-// openOriginISO parses the ISO at an origin URL from a few range reads. Its identity is the
-// origin's validator with the content's, and its Last-Modified the origin's: the same for
-// every replica reading the same object.
+// openOriginISO parses the ISO at an origin URL from a few range reads. Its identity and
+// Last-Modified come from its bytes, as for a file: the same on every replica serving the same
+// ISO, whether from a file or any origin. The origin's validators pin the version read
+// (origin.Object), they do not name the content.
 func openOriginISO(ctx context.Context, rawURL string, opts origin.Options) (*isoState, error) {
 	obj, err := origin.Open(ctx, rawURL, opts)
 	if err != nil {
@@ -26,19 +27,15 @@ func openOriginISO(ctx context.Context, rawURL string, opts origin.Options) (*is
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", obj, err)
 	}
-	id, err := isoIdentity(iso, "origin "+obj.ETag())
+	id, err := isoIdentity(iso)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", obj, err)
-	}
-	modTime := obj.LastModified()
-	if modTime.IsZero() {
-		modTime = volumeTime(iso)
 	}
 	file, err := newSourceFile(obj, id)
 	if err != nil {
 		return nil, err
 	}
-	return &isoState{path: obj.String(), modTime: modTime, iso: iso, file: file, object: obj}, nil
+	return &isoState{path: obj.String(), modTime: volumeTime(iso), iso: iso, file: file, object: obj}, nil
 }
 
 // originStatus turns a failed origin request into the gateway's answer: 504 when the origin

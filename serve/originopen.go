@@ -44,7 +44,7 @@ func (o *originOpening) unavailable() error {
 	wait := math.Ceil(time.Until(o.next).Seconds())
 	return &statusError{status: http.StatusServiceUnavailable, err: err,
 		retryAfter: int(min(max(wait, 1), originRetryLimit.Seconds())),
-		public:     "the server's ISO is not available yet (its origin does not answer); retry later"}
+		public:     "the server's ISO is not available yet (its origin has not served it); retry later"}
 }
 
 // misconfiguredOrigin reports whether err says the origin can never serve the ISO as it is
@@ -117,7 +117,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}) {
 		o.err, o.next = err, time.Now().Add(wait)
 		s.mu.Unlock()
 		if !logged {
-			s.log.Printf("not ready: %v; trying again with back-off (at most every %s) and at readiness probes", err, originRetryLimit)
+			s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)
 		}
 		if !s.waitOriginRetry(wait) {
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/sno-iso/sno-iso/origin"
 	"github.com/sno-iso/sno-iso/progress"
 )
 
@@ -46,7 +47,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = s.serve(lw, r)
-	if errors.Is(err, ErrSourceChanged) {
+	if errors.Is(err, origin.ErrChanged) && !lw.wroteHeader {
+		// The object was replaced at the origin before this answer sent a byte: answer from
+		// the new version, which acquireISO opens, rather than fail the client.
+		err = s.serve(lw, r)
+	}
+	if errors.Is(err, ErrSourceChanged) || errors.Is(err, origin.ErrChanged) {
 		if lw.wroteHeader {
 			// Close the connection (reset the stream) without completing the body: the
 			// client sees a truncated transfer, never the mixed bytes as a whole. The

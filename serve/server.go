@@ -57,6 +57,7 @@ type Server struct {
 	originCheckErr   error
 	originCheckEvery time.Duration
 	secret           *capability.Source // nil for an open server
+	presigned        *presignedURL      // the ISO's URL's expiry; nil when it has none
 	fetches          fetchLog
 	reports          *reports // nil for an open server
 }
@@ -131,6 +132,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		ctx:       ctx, cancel: cancel, iso: iso, metrics: m,
 		originCheckEvery: originCheckInterval, originWake: make(chan struct{}),
 	}
+	s.watchPresigned(time.Now())
 	// Before the secret is created: a misconfigured origin leaves nothing behind.
 	if iso == nil {
 		if err := s.startOrigin(); err != nil {

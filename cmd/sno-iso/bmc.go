@@ -416,7 +416,7 @@ func bootMode(s string) (string, error) {
 	case "legacy", "bios":
 		return redfish.ModeLegacy, nil
 	}
-	return "", badValue("boot-mode", s, []string{"uefi", "legacy"})
+	return "", badValue("boot-mode", s, bootModes)
 }
 
 // bootImageURL is --iso-url, or with --node the URL serve gives the node.

@@ -80,6 +80,31 @@ func TestBMCSushyToolsAdvice(t *testing.T) {
 	}
 }
 
+// A BMC that echoes a wrong password in any encoding its web stack uses: no line sno-iso
+// prints, --verbose trace included, holds the password in any of them.
+func TestBMCEchoedPasswordEncodings(t *testing.T) {
+	const password = `wrong pa55/w%rd+"<&é`
+	var shown []string
+	for _, f := range redfishtest.EchoForms {
+		shown = append(shown, f.Encode(password))
+	}
+	shown = append(shown, base64.StdEncoding.EncodeToString([]byte(bmcUser+":"+password)))
+	for _, p := range []redfishtest.Profile{redfishtest.SushyTools(), redfishtest.IDRAC()} {
+		for _, form := range redfishtest.EchoForms {
+			p.EchoCredentials, p.EchoForm = true, form
+			bmc := startFakeBMC(t, redfishtest.Config{Profile: p})
+			r := snoEnv(t, []string{envBMCUsername + "=" + bmcUser, envBMCPassword + "=" + password},
+				bmcArgs("status", "--bmc", bmc.URL(), "--verbose")...)
+			wantBMCFailure(t, r, "<redacted>")
+			for _, f := range shown {
+				if strings.Contains(string(r.stdout)+string(r.stderr), f) {
+					t.Errorf("%s, echoed as %q: %q shown:\n%s%s", p.Name, form, f, r.stdout, r.stderr)
+				}
+			}
+		}
+	}
+}
+
 // sno.yaml's bmc section: caFile is used, and errors name the key a value came from, not a
 // flag that was never given.
 func TestBMCNodeKeysNamed(t *testing.T) {

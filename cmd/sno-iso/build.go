@@ -22,6 +22,8 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "rootfs-url", Usage: "with --minimal: the live system fetches its root file system from `URL`",
 				DefaultText: "sno.yaml's output.rootfsURL"},
 			growEmbedAreaFlag(),
+			&cli.BoolFlag{Name: "overwrite-customization", Usage: "customize an ISO that is already customized from its pristine state " +
+				"(its embedded files and kernel arguments replaced), as coreos-installer iso customize --force does"},
 		), nodeFlags()...),
 		Before: checkNodeFlags,
 		Action: withLiveISO(build),
@@ -64,7 +66,8 @@ func build(c *cli.Context) error {
 	// A minimal or grown ISO is written to a temporary file first, then customized like the
 	// input ISO would be.
 	media, err := n.Media(c.Context, iso, node.MediaOptions{
-		Minimal: minimal, MinimalOptions: opts, GrowEmbedArea: c.Bool("grow-embed-area"), TempDir: tempDirFor(out)})
+		Minimal: minimal, MinimalOptions: opts, GrowEmbedArea: c.Bool("grow-embed-area"), TempDir: tempDirFor(out),
+		OverwriteCustomization: c.Bool("overwrite-customization")})
 	if err != nil {
 		return nodeError(err, isoPath)
 	}

@@ -36,7 +36,7 @@ func isDropIn(c *cli.Context) bool { return c.App.Name == dropInName }
 
 // dropInProvides is what the drop-in provides, for help and for the commands it does not.
 const dropInProvides = "iso ignition embed|show|remove, iso kargs modify|reset|show, iso network embed|extract|remove, " +
-	"iso reset, iso extract pxe|minimal-iso, iso customize (single node), pxe ignition wrap|unwrap, download and dev show iso"
+	"iso reset, iso extract pxe|minimal-iso, iso customize and pxe customize (single node), pxe ignition wrap|unwrap, download and dev show iso"
 
 // newDropInApp is sno-iso's application, with its settings and error handling, under
 // coreos-installer's name and with coreos-installer's commands.
@@ -145,7 +145,7 @@ func dropInCommands() []*cli.Command {
 				Flags: []cli.Flag{dropInOutput()}, Action: reset},
 		}},
 		{Name: "pxe", Usage: "Commands to manage a CoreOS live PXE image", Subcommands: []*cli.Command{
-			notProvided("customize", pxeCustomizeInstead...),
+			dropInPXECustomizeCommand(),
 			{Name: "ignition", Usage: "Commands to manage a live PXE Ignition config", Subcommands: []*cli.Command{
 				{
 					Name: "wrap", Usage: "Wrap an Ignition config in an initrd image",

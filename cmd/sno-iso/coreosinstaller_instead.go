@@ -21,11 +21,6 @@ var (
 		"The stream of an OpenShift release is what `openshift-install coreos print-stream-json`",
 		"prints; `sno-iso download --stream STREAM` fetches its ISO or PXE files.",
 	}
-	pxeCustomizeInstead = []string{
-		"Make customized PXE files with sno-iso:",
-		"  sno-iso pxe build --iso ISO --ignition IGN --installation-disk DEV -o DIR",
-		"      (--network-keyfile, --customize, --config sno.yaml for kernel arguments and more)",
-	}
 	pxeNetworkInstead = []string{
 		"sno-iso pxe build --network-keyfile FILE puts keyfiles in the PXE files it makes;",
 		"coreos-installer iso network embed -k FILE ISO puts them in an ISO.",

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,7 +34,10 @@ type kustomization struct {
 		Pairs map[string]string `json:"pairs"`
 	} `json:"labels"`
 	Resources []string `json:"resources"`
-	Images    []struct {
+	Patches   []struct {
+		Path string `json:"path"`
+	} `json:"patches"`
+	Images []struct {
 		Name    string `json:"name"`
 		NewName string `json:"newName"`
 		NewTag  string `json:"newTag"`
@@ -42,11 +47,13 @@ type kustomization struct {
 // deployManifests decodes every document the kustomization lists, strictly: a field the
 // Kubernetes types do not have fails, as the API server would refuse it.
 type deployManifests struct {
-	deployment *appsv1.Deployment
-	service    *corev1.Service
-	pdb        *policyv1.PodDisruptionBudget
-	hpa        *autoscalingv2.HorizontalPodAutoscaler
-	secrets    map[string]*corev1.Secret
+	deployment      *appsv1.Deployment
+	service         *corev1.Service
+	pdb             *policyv1.PodDisruptionBudget
+	hpa             *autoscalingv2.HorizontalPodAutoscaler
+	secrets         map[string]*corev1.Secret
+	configMaps      map[string]*corev1.ConfigMap
+	serviceAccounts map[string]*corev1.ServiceAccount
 }
 
 func strictDecode(t *testing.T, where string, doc []byte, into any) {
@@ -58,15 +65,33 @@ func strictDecode(t *testing.T, where string, doc []byte, into any) {
 
 func loadDeployManifests(t *testing.T) deployManifests {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(deployDir, "kustomization.yaml"))
+	k, m := loadKustomization(t, deployDir, "Kustomization")
+	if m.deployment == nil || m.service == nil || m.pdb == nil || m.hpa == nil || len(m.secrets) == 0 {
+		t.Fatal("the kustomization lacks a Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler or Secret")
+	}
+	if len(k.Patches) != 0 {
+		t.Error("the base kustomization patches its own manifests")
+	}
+	return m
+}
+
+// loadKustomization decodes dir's kustomization.yaml, which must be of kind, and every
+// document of its resources.
+func loadKustomization(t *testing.T, dir, kind string) (kustomization, deployManifests) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var k kustomization
-	strictDecode(t, "kustomization.yaml", raw, &k)
-	m := deployManifests{secrets: map[string]*corev1.Secret{}}
+	strictDecode(t, dir+"/kustomization.yaml", raw, &k)
+	if k.Kind != kind {
+		t.Fatalf("%s/kustomization.yaml is a %s, want a %s", dir, k.Kind, kind)
+	}
+	m := deployManifests{secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{},
+		serviceAccounts: map[string]*corev1.ServiceAccount{}}
 	for _, file := range k.Resources {
-		raw, err := os.ReadFile(filepath.Join(deployDir, file))
+		raw, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,15 +120,20 @@ func loadDeployManifests(t *testing.T) deployManifests {
 				s := new(corev1.Secret)
 				strictDecode(t, where, doc, s)
 				m.secrets[s.Name] = s
+			case "ConfigMap":
+				c := new(corev1.ConfigMap)
+				strictDecode(t, where, doc, c)
+				m.configMaps[c.Name] = c
+			case "ServiceAccount":
+				a := new(corev1.ServiceAccount)
+				strictDecode(t, where, doc, a)
+				m.serviceAccounts[a.Name] = a
 			default:
 				t.Fatalf("%s: unexpected kind %q", where, head.Kind)
 			}
 		}
 	}
-	if m.deployment == nil || m.service == nil || m.pdb == nil || m.hpa == nil || len(m.secrets) == 0 {
-		t.Fatal("the kustomization lacks a Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler or Secret")
-	}
-	return m
+	return k, m
 }
 
 // The manifests decode strictly, and what they tell serve matches what serve has: its
@@ -142,10 +172,11 @@ func TestDeployManifests(t *testing.T) {
 	if sp := m.service.Spec.Ports; len(sp) != 1 || sp[0].TargetPort != intstr.FromString("http") {
 		t.Errorf("the Service's ports %+v do not target the http port", sp)
 	}
+	// Only readiness follows the origin: a pod whose store is down must not be restarted.
 	for name, probe := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		want := serve.ReadyPath
-		if name == "liveness" {
-			want = serve.HealthPath
+		want := serve.HealthPath
+		if name == "readiness" {
+			want = serve.ReadyPath
 		}
 		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != want || probe.HTTPGet.Port != intstr.FromString("admin") {
 			t.Errorf("%s probe %+v, want GET %s on the admin port", name, probe, want)
@@ -200,6 +231,7 @@ func TestDeployManifests(t *testing.T) {
 		t.Errorf("no node Secret mounted under --nodes %s", flags["nodes"])
 	}
 	checkURLSecret(t, m, c, volumes, flags)
+	checkS3Access(t, m, pod.Spec, c, flags)
 	// $(ISO_URL) and $(BASE_URL) must be variables the container defines.
 	env := map[string]bool{}
 	for _, e := range c.Env {
@@ -250,6 +282,100 @@ func checkURLSecret(t *testing.T, m deployManifests, c corev1.Container, volumes
 		return
 	}
 	t.Errorf("--secret-file %s is not in a mounted volume", file)
+}
+
+// checkS3Access checks the default way to the base ISO: s3:// with the ServiceAccount's IAM
+// role (IRSA), and no key anywhere, neither in the environment nor in a Secret.
+func checkS3Access(t *testing.T, m deployManifests, pod corev1.PodSpec, c corev1.Container, flags map[string]string) {
+	t.Helper()
+	sa := m.serviceAccounts[pod.ServiceAccountName]
+	if sa == nil {
+		t.Errorf("the pods run as ServiceAccount %q, which the kustomization does not have", pod.ServiceAccountName)
+	} else if arn := sa.Annotations["eks.amazonaws.com/role-arn"]; !regexp.MustCompile(`^arn:aws:iam::\d{12}:role/\S+$`).MatchString(arn) {
+		t.Errorf("ServiceAccount %s: eks.amazonaws.com/role-arn %q is not an IAM role ARN", sa.Name, arn)
+	}
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Name, "AWS_ACCESS_KEY") || strings.HasPrefix(e.Name, "AWS_SECRET") || e.Name == "AWS_SESSION_TOKEN" {
+			t.Errorf("the default deployment sets %s: the credentials are the ServiceAccount's role", e.Name)
+		}
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("%s comes from Secret %s: the default path needs no secret in the environment", e.Name, e.ValueFrom.SecretKeyRef.Name)
+		}
+		if e.Name == "ISO_URL" && flags["iso"] == "$(ISO_URL)" {
+			ref := e.ValueFrom.ConfigMapKeyRef
+			if ref == nil || m.configMaps[ref.Name] == nil || !strings.HasPrefix(m.configMaps[ref.Name].Data[ref.Key], "s3://") {
+				t.Errorf("ISO_URL %+v is not an s3:// URL from a ConfigMap of the kustomization", e.ValueFrom)
+			}
+		}
+	}
+	for _, s := range m.secrets {
+		for key := range s.StringData {
+			if strings.HasPrefix(key, "AWS_") {
+				t.Errorf("Secret %s holds %s in the default path", s.Name, key)
+			}
+		}
+	}
+}
+
+// The on-prem component: static keys from its Secret, the store's endpoint, and the CA that
+// verifies it, patched into the base's Deployment and container.
+func TestDeployOnPremS3Component(t *testing.T) {
+	base := loadDeployManifests(t)
+	k, m := loadKustomization(t, filepath.Join(deployDir, "on-prem-s3"), "Component")
+	if len(k.Patches) != 1 {
+		t.Fatalf("%d patches, want the Deployment's", len(k.Patches))
+	}
+	raw, err := os.ReadFile(filepath.Join(deployDir, "on-prem-s3", k.Patches[0].Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patch appsv1.Deployment
+	strictDecode(t, k.Patches[0].Path, raw, &patch)
+	if patch.Name != base.deployment.Name || len(patch.Spec.Template.Spec.Containers) != 1 ||
+		patch.Spec.Template.Spec.Containers[0].Name != base.deployment.Spec.Template.Spec.Containers[0].Name {
+		t.Fatalf("the patch does not name the Deployment %s and its container", base.deployment.Name)
+	}
+	c := patch.Spec.Template.Spec.Containers[0]
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+		var ref *corev1.SecretKeySelector
+		if e, ok := env[name]; ok && e.ValueFrom != nil {
+			ref = e.ValueFrom.SecretKeyRef
+		}
+		if ref == nil || m.secrets[ref.Name] == nil || m.secrets[ref.Name].StringData[ref.Key] == "" {
+			t.Errorf("%s is not from a key of the component's Secret: %+v", name, env[name])
+		}
+	}
+	if u, err := url.Parse(env["AWS_ENDPOINT_URL_S3"].Value); err != nil || u.Scheme != "https" || u.Host == "" {
+		t.Errorf("AWS_ENDPOINT_URL_S3 %q is not an https URL", env["AWS_ENDPOINT_URL_S3"].Value)
+	}
+	caFile := env["SSL_CERT_FILE"].Value
+	volumes := map[string]corev1.Volume{}
+	for _, v := range patch.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	var found bool
+	for _, vm := range c.VolumeMounts {
+		v := volumes[vm.Name]
+		if filepath.Dir(caFile) != vm.MountPath || v.ConfigMap == nil {
+			continue
+		}
+		cm := m.configMaps[v.ConfigMap.Name]
+		found = vm.ReadOnly && cm != nil && strings.HasPrefix(cm.Data[filepath.Base(caFile)], "-----BEGIN CERTIFICATE-----")
+	}
+	if !found {
+		t.Errorf("SSL_CERT_FILE %q is not a PEM certificate of a ConfigMap of the component mounted read-only", caFile)
+	}
+	for _, vm := range base.deployment.Spec.Template.Spec.Containers[0].VolumeMounts {
+		for _, mine := range c.VolumeMounts {
+			if vm.Name == mine.Name || vm.MountPath == mine.MountPath {
+				t.Errorf("the component's mount %s at %s collides with the base's", mine.Name, mine.MountPath)
+			}
+		}
+	}
 }
 
 // serveFlagValues checks that every --name=value in args is a flag of `sno-iso serve` and

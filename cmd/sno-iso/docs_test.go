@@ -98,30 +98,71 @@ var completionCases = []struct {
 	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
 	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
 	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
-	{"sno-iso build --ig", []string{"--ignition"}},
+	{"sno-iso build --ig", []string{"--ignition", "--ignition-ca"}},
 	{"sno-iso ignition embed -i config.ign --f", []string{"--force"}},
 	{"sno-iso kargs modify --ap", []string{"--append"}},
 	{"sno-iso --v", []string{"--version"}},
 	{"sno-iso inspect ", nil},
 	{"sno-iso ignition show ", nil},
+	// Values: the sets the code accepts, directories, and the nodes of --nodes.
+	{"sno-iso download --arch ", []string{"aarch64", "ppc64le", "s390x", "x86_64"}},
+	{"sno-iso build --iso rhcos-live.iso --arch a", []string{"aarch64"}},
+	{"sno-iso download --format ", []string{"iso", "pxe"}},
+	{"sno-iso bmc boot --node nodes/sno1 --boot-mode ", []string{"legacy", "uefi"}},
+	{"sno-iso serve --log-format ", []string{"json", "text"}},
+	{"sno-iso wait --for ", []string{"bootkube-done", "install-done", "installed-booted", "live-booted"}},
+	{"sno-iso machineconfig --role ", []string{"master", "worker"}},
+	{"sno-iso bmc status --node ", []string{"nodes"}},
+	{"sno-iso serve --nodes ", []string{"nodes"}},
+	{"sno-iso serve urls --nodes nodes --node ", []string{"sno1", "sno2"}},
+	{"sno-iso build --ignition ", nil},
 }
 
-// completionDir is a working directory holding one file, which file completion must offer.
+// dropInCompletionCases are the same for the coreos-installer link's own completion.
+var dropInCompletionCases = []struct {
+	line string
+	want []string
+}{
+	{"coreos-installer ", []string{"dev", "download", "iso", "pxe"}},
+	{"coreos-installer iso ", []string{"customize", "extract", "ignition", "kargs", "network", "reset"}},
+	{"coreos-installer iso kargs modify --ap", []string{"--append"}},
+	{"coreos-installer download -a ", []string{"aarch64", "ppc64le", "s390x", "x86_64"}},
+	{"coreos-installer download --format ", []string{"4k.raw.xz", "iso", "pxe", "raw.xz"}},
+	{"coreos-installer download -s ", []string{"next", "stable", "testing"}},
+	{"coreos-installer iso extract pxe -o ", []string{"nodes"}},
+	{"coreos-installer iso ignition show ", nil},
+}
+
+// completionDir is a working directory holding one file and a nodes directory with two
+// nodes: file completion must offer both names, directory completion only nodes.
 func completionDir(t *testing.T) (dir string, files []string) {
 	t.Helper()
 	dir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "rhcos-live.iso"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir, []string{"rhcos-live.iso"}
+	for _, node := range []string{"sno1", "sno2"} {
+		if err := os.MkdirAll(filepath.Join(dir, "nodes", node), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, []string{"nodes", "rhcos-live.iso"}
 }
 
 // checkCompletions runs a shell on each case and compares the sorted lines it prints.
 func checkCompletions(t *testing.T, shell string, script func(line string) string) {
 	t.Helper()
+	checkCompletionCases(t, shell, completionCases, script)
+}
+
+func checkCompletionCases(t *testing.T, shell string, cases []struct {
+	line string
+	want []string
+}, script func(line string) string) {
+	t.Helper()
 	testenv.Tool(t, shell, shell)
 	dir, files := completionDir(t)
-	for _, c := range completionCases {
+	for _, c := range cases {
 		cmd := exec.Command(shell, "-c", script(c.line))
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
@@ -130,6 +171,9 @@ func checkCompletions(t *testing.T, shell string, script func(line string) strin
 			continue
 		}
 		got := strings.Fields(string(out))
+		for i, w := range got {
+			got[i] = strings.TrimSuffix(w, "/") // fish marks directories
+		}
 		slices.Sort(got)
 		want := c.want
 		if want == nil {
@@ -154,40 +198,59 @@ func shellWords(line string) (quoted string, count int) {
 	return strings.Join(words, " "), len(words)
 }
 
-func TestBashCompletion(t *testing.T) {
-	script := filepath.Join(writeDocsFor(t), bashCompletionFile)
-	checkCompletions(t, "bash", func(line string) string {
+// bashScript completes line with the bash completion script for prog.
+func bashScript(script, prog string) func(line string) string {
+	return func(line string) string {
 		words, n := shellWords(line)
 		// Bash itself falls back to file names (complete -o default) when the function
 		// offers nothing; the harness does the same after checking that it was asked to.
 		return fmt.Sprintf(`source %q
-complete -p sno-iso | grep -q -- '-o default' || { echo "not registered with -o default"; exit 1; }
+complete -p %s | grep -q -- '-o default' || { echo "not registered with -o default"; exit 1; }
 COMP_WORDS=(%s); COMP_CWORD=%d
-_sno_iso
+_%s
 [ ${#COMPREPLY[@]} -gt 0 ] || COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
-printf '%%s\n' "${COMPREPLY[@]}"`, script, words, n-1)
-	})
+printf '%%s\n' "${COMPREPLY[@]}"`, script, prog, words, n-1, strings.ReplaceAll(prog, "-", "_"))
+	}
+}
+
+func TestBashCompletion(t *testing.T) {
+	dir := writeDocsFor(t)
+	checkCompletions(t, "bash", bashScript(filepath.Join(dir, bashCompletionFile), "sno-iso"))
+	checkCompletionCases(t, "bash", dropInCompletionCases, bashScript(filepath.Join(dir, dropInBashCompletionFile), dropInName))
+}
+
+// zshScript completes line with the zsh completion script.
+func zshScript(script string) func(line string) string {
+	return func(line string) string {
+		words, n := shellWords(line)
+		// compadd and _files exist only inside a completion widget: these stand-ins print
+		// the candidates that match the word under the cursor, as zsh would offer them
+		// (_files -/ directories only).
+		return fmt.Sprintf(`compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true; }
+_files() { if [[ $1 == -/ ]]; then print -l -- *(N/); else print -l -- *(N); fi; }
+words=(%s); CURRENT=%d
+source %q`, words, n, script)
+	}
 }
 
 func TestZshCompletion(t *testing.T) {
-	script := filepath.Join(writeDocsFor(t), zshCompletionFile)
-	checkCompletions(t, "zsh", func(line string) string {
-		words, n := shellWords(line)
-		// compadd and _files exist only inside a completion widget: these stand-ins print
-		// the candidates that match the word under the cursor, as zsh would offer them.
-		return fmt.Sprintf(`compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true; }
-_files() { print -l -- *(N); }
-words=(%s); CURRENT=%d
-source %q`, words, n, script)
-	})
+	dir := writeDocsFor(t)
+	checkCompletions(t, "zsh", zshScript(filepath.Join(dir, zshCompletionFile)))
+	checkCompletionCases(t, "zsh", dropInCompletionCases, zshScript(filepath.Join(dir, dropInZshCompletionFile)))
+}
+
+// fishScript completes line with the fish completion script.
+func fishScript(script string) func(line string) string {
+	return func(line string) string {
+		// complete -C prints "candidate<TAB>description" lines; keep the candidates.
+		return fmt.Sprintf(`source %s; complete -C %s | cut -f1`, fishQuote(script), fishQuote(line))
+	}
 }
 
 func TestFishCompletion(t *testing.T) {
-	script := filepath.Join(writeDocsFor(t), fishCompletionFile)
-	checkCompletions(t, "fish", func(line string) string {
-		// complete -C prints "candidate<TAB>description" lines; keep the candidates.
-		return fmt.Sprintf(`source %s; complete -C %s | cut -f1`, fishQuote(script), fishQuote(line))
-	})
+	dir := writeDocsFor(t)
+	checkCompletions(t, "fish", fishScript(filepath.Join(dir, fishCompletionFile)))
+	checkCompletionCases(t, "fish", dropInCompletionCases, fishScript(filepath.Join(dir, dropInFishCompletionFile)))
 }
 
 // TestDocsIndependentOfBuilder: the release's man page and completions are the same bytes
@@ -200,7 +263,8 @@ func TestDocsIndependentOfBuilder(t *testing.T) {
 		t.Setenv("XDG_CACHE_HOME", home+"/cache")
 		dir := writeDocsFor(t)
 		files := map[string][]byte{}
-		for _, name := range []string{manPageFile, bashCompletionFile, zshCompletionFile, fishCompletionFile} {
+		for _, name := range []string{manPageFile, configManPageFile, bashCompletionFile, zshCompletionFile, fishCompletionFile,
+			dropInBashCompletionFile, dropInZshCompletionFile, dropInFishCompletionFile} {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
 				t.Fatal(err)

@@ -305,6 +305,7 @@ func TestDropInExitCodes(t *testing.T) {
 		{[]string{"dev", "show", "iso", "--ignition", "--kargs", iso}, 2, "cannot be used together"},
 		{[]string{"install", "--dest-device", "/dev/sda", "-i", "config.ign"}, 1, "`coreos-installer install` is not provided"},
 		{[]string{"iso", "customize", "--dest-device", "/dev/sda", iso}, 2, "give the bootstrap-in-place config"},
+		{[]string{"pxe", "customize", "--dest-device", "/dev/sda", "-o", "x.img", "initrd.img"}, 2, "give the bootstrap-in-place config"},
 		{[]string{"pxe", "network", "wrap", "-k", "a.nmconnection"}, 1, "`coreos-installer pxe network` is not provided"},
 	} {
 		r := runBinary(t, ci, "", nil, c.args...)
@@ -612,8 +613,6 @@ func TestDropInNamesWhatToRunInstead(t *testing.T) {
 	}{
 		{[]string{"install", "--dest-device", "/dev/sda", "-i", "config.ign"},
 			[]string{"sno-iso build --iso ISO --ignition IGN --installation-disk DEV", "run coreos-installer itself"}},
-		{[]string{"pxe", "customize", "--dest-device", "/dev/sda", "-o", "x.img", "initrd.img"},
-			[]string{"sno-iso pxe build --iso ISO --ignition IGN --installation-disk DEV -o DIR"}},
 		{[]string{"list-stream"}, []string{"openshift-install coreos print-stream-json"}},
 		{[]string{"pxe", "network", "wrap", "-k", "a.nmconnection"}, []string{"sno-iso pxe build --network-keyfile FILE"}},
 		{[]string{"pack", "osmet"}, []string{"run coreos-installer itself"}},

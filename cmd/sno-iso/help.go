@@ -23,13 +23,18 @@ func init() {
 }
 
 // printHelp is urfave/cli's help printer with every paragraph wrapped at helpWidth and the
-// options laid out by optionList, whose usages urfave/cli would leave unwrapped.
+// options laid out by optionList, whose usages urfave/cli would leave unwrapped, followed by
+// the variables the command reads and its examples.
 func printHelp(w io.Writer, templ string, data any) {
 	templ = strings.ReplaceAll(templ, `{{template "visibleFlagTemplate" .}}`, `{{optionList .VisibleFlags}}`)
 	cli.HelpPrinterCustom(w, templ, data, map[string]any{
 		"wrapAt":     func() int { return helpWidth },
 		"optionList": optionList,
 	})
+	if cmd, ok := data.(*cli.Command); ok {
+		io.WriteString(w, environmentSection(cmd, helpWidth))
+	}
+	io.WriteString(w, exampleSection(helpName(data), helpWidth))
 }
 
 // optionList lays out options in two columns, each usage wrapped to fit helpWidth.

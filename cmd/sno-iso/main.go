@@ -163,7 +163,7 @@ func takeRequiredFlags(flags []cli.Flag) []string {
 func unknownCommand(c *cli.Context) error {
 	if c.NArg() == 0 && isDropIn(c) {
 		cli.HelpPrinter(c.App.ErrWriter, cli.SubcommandHelpTemplate, c.Command)
-		return exitStatus(2)
+		return exitStatus(exitUsage)
 	}
 	if c.NArg() == 0 {
 		return cli.ShowSubcommandHelp(c)
@@ -188,14 +188,17 @@ func main() {
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run executes the command line and returns the process exit code: 0 on success, 1 when the
-// work failed, 2 when the command line was wrong.
+// run executes the command line and returns the process exit code, one of exitCodes.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
 	if len(args) > 0 && isDropInName(args[0]) {
 		app = newDropInApp(stdin, stdout, stderr)
+	}
+	if text, ok := helpTopic(args); ok && !strings.EqualFold(app.Name, dropInName) {
+		fmt.Fprint(stdout, text)
+		return exitOK
 	}
 	args, err := intersperse(app, helpArgs(app, args))
 	if err == nil {
@@ -204,7 +207,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var status exitStatus
 	switch {
 	case err == nil:
-		return 0
+		return exitOK
 	case errors.As(err, &status):
 		return int(status)
 	}
@@ -214,7 +217,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var hostname *coreos.HostnameError
 	var duplicate *node.DuplicateKeyfileError
 	if errors.As(err, &usage) || errors.As(err, &network) || errors.As(err, &hostname) || errors.As(err, &duplicate) {
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitFailed
 }

@@ -34,6 +34,14 @@ func nodeFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "allow-any-ignition", Usage: "embed a config that is not bootstrap-in-place, unchanged"},
 		&cli.StringSliceFlag{Name: "customize", Usage: "Ignition config or MachineConfig `FILE` for the installed node, merged into the " +
 			"MachineConfig 99-installer-ignition-master (repeatable)"},
+		&cli.StringSliceFlag{Name: "live-ignition", Usage: "Ignition config `FILE` for the live system, merged into the bootstrap-in-place " +
+			"config (repeatable)"},
+		&cli.StringSliceFlag{Name: "ignition-ca", Usage: "PEM CA bundle `FILE` that Ignition trusts on the live system and the installed node " +
+			"(repeatable)"},
+		&cli.StringSliceFlag{Name: "pre-install", Usage: "script `FILE` the live system runs before it writes the installation disk; " +
+			"a failure stops the install (repeatable)"},
+		&cli.StringSliceFlag{Name: "post-install", Usage: "script `FILE` the live system runs after it writes the installation disk, " +
+			"before the reboot (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-append", Usage: "kernel argument `KARG` for the live system, such as a static ip= (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-delete", Usage: "kernel argument `KARG` to remove from the live system's (repeatable)"},
 		&cli.StringSliceFlag{Name: "live-karg-replace", Usage: "replace the live kernel argument KEY=OLD by KEY=NEW, given as `KEY=OLD=NEW` " +
@@ -55,6 +63,7 @@ func nodeFlags() []cli.Flag {
 // nodeFileFlags are the node options that name files to read.
 var nodeFileFlags = []string{
 	"ignition", "config", "install-config", "customize", "network-keyfile", "network-nmstate", "agent-config", "report-ca",
+	"live-ignition", "ignition-ca", "pre-install", "post-install",
 }
 
 // checkNodeFlags refuses, as usage errors naming the flag, what the node options' values
@@ -136,6 +145,8 @@ func nodeInputsFromFlags(c *cli.Context) node.Inputs {
 		in.NetworkNMState = c.StringSlice("network-nmstate")
 	}
 	in.AgentConfigPath, in.AgentHost = c.String("agent-config"), c.String("host")
+	in.LiveIgnitions, in.IgnitionCAs = c.StringSlice("live-ignition"), c.StringSlice("ignition-ca")
+	in.PreInstall, in.PostInstall = c.StringSlice("pre-install"), c.StringSlice("post-install")
 	return in
 }
 

@@ -18,7 +18,7 @@ func serveLogger(format string, w io.Writer) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, nil)), nil
 	}
-	return nil, badValue("log-format", format, []string{"text", "json"})
+	return nil, badValue("log-format", format, logFormats)
 }
 
 // checkAdminListen refuses an --admin-listen that is not host:port, as --listen does; ""

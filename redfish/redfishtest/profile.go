@@ -76,6 +76,8 @@ type Profile struct {
 	// EchoCredentials repeats the account it was sent in its 401 answers, as a careless
 	// BMC might: clients must not show them.
 	EchoCredentials bool
+	// EchoForm is how it writes the password it echoes.
+	EchoForm EchoForm
 	// RequireTargetWithEnabled refuses a Boot PATCH that has one of Target and Enabled
 	// without the other (Supermicro, AMI).
 	RequireTargetWithEnabled bool

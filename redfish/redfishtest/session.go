@@ -52,7 +52,7 @@ func (b *BMC) refuseUnauthorized(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if user, pass, ok := r.BasicAuth(); ok && p.EchoCredentials {
-		message += fmt.Sprintf(" (user %q, password %q, header %q)", user, pass, r.Header.Get("Authorization"))
+		message += fmt.Sprintf(" (user %q, password \"%s\", header %q)", user, p.EchoForm.Encode(pass), r.Header.Get("Authorization"))
 	}
 	b.writeError(w, http.StatusUnauthorized, "Base.1.8.NoValidSession", message)
 }
@@ -66,7 +66,7 @@ func (b *BMC) login(w http.ResponseWriter, body []byte) {
 	if (b.cfg.Username != "" || b.cfg.Password != "") && (creds.UserName != b.cfg.Username || creds.Password != b.cfg.Password) {
 		message := "Invalid username or password."
 		if b.cfg.Profile.EchoCredentials {
-			message = fmt.Sprintf("Invalid password %q for user %q.", creds.Password, creds.UserName)
+			message = fmt.Sprintf("Invalid password \"%s\" for user %q.", b.cfg.Profile.EchoForm.Encode(creds.Password), creds.UserName)
 		}
 		b.writeError(w, http.StatusUnauthorized, "Base.1.8.InsufficientPrivilege", message)
 		return

@@ -33,6 +33,7 @@ func TestMakeInstall(t *testing.T) {
 	for path, mode := range map[string]os.FileMode{
 		"usr/bin/sno-iso":                                  0o755,
 		"usr/share/man/man1/sno-iso.1":                     0o644,
+		"usr/share/man/man5/sno.yaml.5":                    0o644,
 		"usr/share/bash-completion/completions/sno-iso":    0o644,
 		"usr/share/zsh/site-functions/_sno-iso":            0o644,
 		"usr/share/fish/vendor_completions.d/sno-iso.fish": 0o644,
@@ -54,6 +55,12 @@ func TestMakeInstall(t *testing.T) {
 	link := filepath.Join(destDir, "usr/bin/coreos-installer")
 	if target, err := os.Readlink(link); err != nil || target != "sno-iso" {
 		t.Fatalf("coreos-installer links to %q (%v), want sno-iso beside it", target, err)
+	}
+	for _, path := range []string{"usr/share/bash-completion/completions/coreos-installer", "usr/share/zsh/site-functions/_coreos-installer",
+		"usr/share/fish/vendor_completions.d/coreos-installer.fish"} {
+		if _, err := os.Stat(filepath.Join(destDir, path)); err != nil {
+			t.Errorf("the link's completion is not installed: %v", err)
+		}
 	}
 	out, err := exec.Command(link, "--version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "coreos-installer v0.0.0-install (sno-iso, commit 0123abc,") {

@@ -58,7 +58,7 @@ func (b build) binary(ctx context.Context, target, dir string) (string, error) {
 	return name, nil
 }
 
-// docs writes the man page and the completions into dir and returns their file names.
+// docs writes the man pages and the completions into dir and returns their file names.
 func (b build) docs(ctx context.Context, dir string) ([]string, error) {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
@@ -69,7 +69,8 @@ func (b build) docs(ctx context.Context, dir string) ([]string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("generating the man page and completions: %v\n%s", err, out)
 	}
-	return []string{"sno-iso.1", "sno-iso.bash", "_sno-iso", "sno-iso.fish"}, nil
+	return []string{"sno-iso.1", "sno.yaml.5", "sno-iso.bash", "_sno-iso", "sno-iso.fish",
+		"coreos-installer.bash", "_coreos-installer", "coreos-installer.fish"}, nil
 }
 
 // writeChecksums writes SHA256SUMS in dir for names, in the format sha256sum -c reads.

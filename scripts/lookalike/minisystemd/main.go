@@ -1,7 +1,9 @@
 // Command minisystemd is the look-alike live ISO's stand-in for Ignition's files stage and
 // for systemd, just enough to run the units a bootstrap-in-place config enables the way RHCOS
 // runs them. It writes the config's files (data URLs, gzip or not) and units with their
-// drop-ins into the root file system, then starts, in this order, the units the config
+// drop-ins into the root file system, then those of the configs its ignition.config.merge
+// entries carry inline (reporting each such file), keeps the certificate authorities of
+// ignition.security.tls in /run/lookalike/ignition-ca (reporting each), then starts, in this order, the units the config
 // enables whose names start with "sno-iso-", bootkube.service and install-to-disk.service.
 // Each runs as systemd runs a service: ExecStartPre, ExecStart, ExecStartPost, then
 // ExecStopPost with SERVICE_RESULT, EXIT_CODE and EXIT_STATUS set, "-" prefixes and %n
@@ -26,7 +28,9 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +50,7 @@ const (
 	unitDir     = "/etc/systemd/system"
 	journalDir  = "/run/lookalike/journal"
 	rebootFile  = "/run/lookalike/reboot-minutes"
+	caDir       = "/run/lookalike/ignition-ca"
 	bootkubeSvc = "bootkube.service"
 	installSvc  = "install-to-disk.service"
 	// bootkubeDone is what bootkube.sh writes when it has finished.
@@ -53,15 +58,28 @@ const (
 	unitPath     = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
+// resource is an Ignition resource: the look-alike fetches data URLs only.
+type resource struct {
+	Source      *string `json:"source"`
+	Compression *string `json:"compression"`
+}
+
 type config struct {
+	Ignition struct {
+		Config struct {
+			Merge []resource `json:"merge"`
+		} `json:"config"`
+		Security struct {
+			TLS struct {
+				CertificateAuthorities []resource `json:"certificateAuthorities"`
+			} `json:"tls"`
+		} `json:"security"`
+	} `json:"ignition"`
 	Storage struct {
 		Files []struct {
-			Path     string `json:"path"`
-			Mode     *int   `json:"mode"`
-			Contents struct {
-				Source      *string `json:"source"`
-				Compression *string `json:"compression"`
-			} `json:"contents"`
+			Path     string   `json:"path"`
+			Mode     *int     `json:"mode"`
+			Contents resource `json:"contents"`
 		} `json:"files"`
 	} `json:"storage"`
 	Systemd struct {
@@ -90,9 +108,20 @@ func main() {
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		fail(fmt.Errorf("%s: %w", os.Args[1], err))
 	}
-	enabled, err := apply(cfg)
+	configs, err := withMerged(cfg, 0)
 	if err != nil {
 		fail(err)
+	}
+	var enabled []string
+	for i, c := range configs {
+		if err := trustCAs(c); err != nil {
+			fail(err)
+		}
+		units, err := apply(c, i > 0)
+		if err != nil {
+			fail(err)
+		}
+		enabled = append(enabled, units...)
 	}
 	var order []string
 	for _, name := range enabled {
@@ -149,26 +178,82 @@ func lookalikeMinute() time.Duration {
 	return time.Minute
 }
 
+// withMerged returns cfg followed by the configs its ignition.config.merge entries name,
+// each followed by its own, in order: Ignition merges a child over its parent, so applying
+// them in this order lets a later file replace an earlier one at the same path.
+func withMerged(cfg config, depth int) ([]config, error) {
+	if depth > 10 {
+		return nil, errors.New("ignition.config.merge nested more than 10 deep")
+	}
+	configs := []config{cfg}
+	for i, r := range cfg.Ignition.Config.Merge {
+		data, err := r.fetch()
+		if err != nil {
+			return nil, fmt.Errorf("ignition.config.merge[%d]: %w", i, err)
+		}
+		var child config
+		if err := json.Unmarshal(data, &child); err != nil {
+			return nil, fmt.Errorf("ignition.config.merge[%d]: %w", i, err)
+		}
+		more, err := withMerged(child, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		configs = append(configs, more...)
+	}
+	return configs, nil
+}
+
+// trustCAs keeps the certificate authorities a config makes Ignition trust in
+// /run/lookalike/ignition-ca, as Ignition adds them to its TLS roots, and reports each.
+func trustCAs(cfg config) error {
+	for _, r := range cfg.Ignition.Security.TLS.CertificateAuthorities {
+		data, err := r.fetch()
+		if err != nil {
+			return fmt.Errorf("ignition.security.tls.certificateAuthorities: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		if err := writeFile(filepath.Join(caDir, hex.EncodeToString(sum[:])+".pem"), data, 0o644); err != nil {
+			return err
+		}
+		report("trusts ignition-ca sha256=%x", sum)
+	}
+	return nil
+}
+
+// fetch returns the resource's contents: a data URL, decompressed.
+func (r resource) fetch() ([]byte, error) {
+	if r.Source == nil {
+		return nil, errors.New("no source")
+	}
+	data, err := decodeSource(*r.Source)
+	if err != nil {
+		return nil, err
+	}
+	if r.Compression != nil && *r.Compression == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	}
+	return data, nil
+}
+
 // apply writes the config's files and units, as Ignition's files stage does, and returns
-// the units it enables.
-func apply(cfg config) ([]string, error) {
+// the units it enables. The files of a merged config are reported.
+func apply(cfg config, merged bool) ([]string, error) {
 	for _, f := range cfg.Storage.Files {
 		if f.Contents.Source == nil {
 			continue
 		}
-		data, err := decodeSource(*f.Contents.Source)
+		data, err := f.Contents.fetch()
 		if err != nil {
 			report("file %s: %v (not written)", f.Path, err)
 			continue
 		}
-		if f.Contents.Compression != nil && *f.Contents.Compression == "gzip" {
-			zr, err := gzip.NewReader(bytes.NewReader(data))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Path, err)
-			}
-			if data, err = io.ReadAll(zr); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Path, err)
-			}
+		if merged {
+			report("merged-config file %s sha256=%x", f.Path, sha256.Sum256(data))
 		}
 		mode := os.FileMode(0o644)
 		if f.Mode != nil {

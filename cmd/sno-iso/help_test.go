@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sno-iso/sno-iso/capability"
+	"github.com/sno-iso/sno-iso/coreos"
+)
+
+// helpOf runs `NAME... --help` in process and returns what it printed.
+func helpOf(t *testing.T, name string) string {
+	t.Helper()
+	args := strings.Fields(name)
+	var stdout, stderr bytes.Buffer
+	if code := run(append(args, "--help"), nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("%s --help: exit %d: %s", name, code, stderr.Bytes())
+	}
+	return stdout.String()
+}
+
+// impliedEnvironment are the variables that a call of the Go library reads: the cache
+// directory, the HTTP client's proxy and certificate lookups, the temporary directory and the
+// AWS SDK's configuration.
+var impliedEnvironment = []struct {
+	call *regexp.Regexp
+	vars []string
+}{
+	{regexp.MustCompile(`os\.UserCacheDir\(`), []string{"XDG_CACHE_HOME", "HOME"}},
+	{regexp.MustCompile(`http\.ProxyFromEnvironment|http\.DefaultTransport|&http\.Client\{`),
+		[]string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"}},
+	{regexp.MustCompile(`os\.TempDir\(\)`), []string{"TMPDIR"}},
+	{regexp.MustCompile(`"github.com/aws/aws-sdk-go-v2/config"`), []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION", "AWS_ENDPOINT_URL_S3",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CA_BUNDLE"}},
+}
+
+var (
+	envRead  = regexp.MustCompile(`os\.(?:Getenv|LookupEnv)\(([^)]+)\)`)
+	constDef = regexp.MustCompile(`(?m)^\s*(\w+)\s*(?:string\s*)?=\s*("[A-Z][A-Z0-9_]*")`)
+)
+
+// environmentRead greps the module's program code (not tests, test helpers or scripts) for
+// the environment variables it reads, directly or through the calls of impliedEnvironment,
+// with a file that reads each.
+func environmentRead(t *testing.T) map[string]string {
+	t.Helper()
+	root := repoRoot(t)
+	read := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			switch {
+			case strings.HasPrefix(d.Name(), "."), rel == "scripts", rel == "testdata", strings.HasSuffix(rel, "test"),
+				strings.HasPrefix(rel, "internal/s3test"), rel == "internal/testenv", rel == "internal/fixtures":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range envRead.FindAllSubmatch(src, -1) {
+			name, err := strconv.Unquote(string(m[1]))
+			if err != nil {
+				name = constantValue(t, filepath.Dir(path), string(m[1]))
+			}
+			read[name] = rel
+		}
+		for _, implied := range impliedEnvironment {
+			if implied.call.Match(src) {
+				for _, name := range implied.vars {
+					read[name] = rel
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return read
+}
+
+// constantValue is the string that the constant ident of the package in dir holds.
+func constantValue(t *testing.T, dir, ident string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range constDef.FindAllSubmatch(src, -1) {
+			if string(m[1]) == ident {
+				v, _ := strconv.Unquote(string(m[2]))
+				return v
+			}
+		}
+	}
+	t.Fatalf("the environment variable read as %s in %s is not a string constant the test can find", ident, dir)
+	return ""
+}
+
+// TestEnvironmentDocumented: every environment variable the code reads is in the table that
+// --help and the man page show, and the ENVIRONMENT of each command that reads it lists it.
+func TestEnvironmentDocumented(t *testing.T) {
+	read := environmentRead(t)
+	for _, want := range []string{"SNO_ISO_BMC_USERNAME", "XDG_CACHE_HOME", "HTTPS_PROXY", "SSL_CERT_FILE"} {
+		if _, ok := read[want]; !ok {
+			t.Fatalf("the grep of the source did not find %s: the test no longer finds what the code reads", want)
+		}
+	}
+	apps := []*cli.App{newApp(nil, io.Discard, io.Discard), newDropInApp(nil, io.Discard, io.Discard)}
+	for name, file := range read {
+		i := slices.IndexFunc(environment, func(v envVar) bool { return v.name == name })
+		if i < 0 {
+			t.Errorf("%s reads %s, which the environment table (environment.go) does not document", file, name)
+			continue
+		}
+		readers := 0
+		for _, app := range apps {
+			for _, cmdName := range helpNames(app)[1:] {
+				cmd := commandNamed(app, cmdName)
+				if !environment[i].readBy(cmd) {
+					continue
+				}
+				readers++
+				help := helpOf(t, cmdName)
+				_, section, _ := strings.Cut(help, "\nENVIRONMENT:\n")
+				if !regexp.MustCompile(`(?m)^   ` + name + ` `).MatchString(section) {
+					t.Errorf("%s --help does not list %s under ENVIRONMENT:\n%s", cmdName, name, help)
+				}
+			}
+		}
+		if readers == 0 {
+			t.Errorf("no command is documented as reading %s (read in %s)", name, file)
+		}
+	}
+}
+
+// TestHelpSnoYAML: `sno-iso help sno.yaml` and the man page sno.yaml.5 give every key of
+// sno.yaml with its type, default and example.
+func TestHelpSnoYAML(t *testing.T) {
+	help := string(mustSno(t, nil, "help", "sno.yaml"))
+	page, err := os.ReadFile(filepath.Join(writeDocsFor(t), configManPageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range coreos.ConfigKeys {
+		want := []string{"   " + k.Key + "\n", "type: " + k.Type + "; default: " + k.Default}
+		if k.Example != "" {
+			want = append(want, "example: "+keyExample(k))
+		}
+		flat := strings.Join(strings.Fields(help), " ")
+		for _, w := range want {
+			if !strings.Contains(help, w) && !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
+				t.Errorf("help sno.yaml lacks %q", w)
+			}
+		}
+		if !bytes.Contains(page, []byte(`\fB`+k.Key+`\fP`)) || !bytes.Contains(page, []byte("default: "+k.Default)) {
+			t.Errorf("%s lacks %s or its default", configManPageFile, k.Key)
+		}
+	}
+	example := "   " + strings.ReplaceAll(strings.TrimSuffix(coreos.ConfigExample, "\n"), "\n", "\n   ") + "\n"
+	if !strings.HasSuffix(help, "EXAMPLE:\n"+example) {
+		t.Errorf("help sno.yaml does not end with the example file:\n%s", help)
+	}
+	if r := sno(t, nil, "help", "sno.yml"); r.code != 2 {
+		t.Errorf("help sno.yml: exit %d, want the usage error of an unknown command", r.code)
+	}
+}
+
+// TestManPageSections: sno-iso.1 has EXIT STATUS with the codes the program uses,
+// ENVIRONMENT, FILES with the secret and node files, and every example of every command.
+func TestManPageSections(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(writeDocsFor(t), manPageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	for _, want := range []string{".SH EXIT STATUS", ".SH ENVIRONMENT", ".SH FILES", ".SH EXAMPLES", ".SH SEE ALSO",
+		`\fBSNO_ISO_BMC_USERNAME\fP`, "NODES/" + capability.SecretFileName, "NODES/NODE/sno.yaml", "sno.yaml\\fP(5)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the man page lacks %q", want)
+		}
+	}
+	for _, e := range exitCodes {
+		if !strings.Contains(text, ".TP\n\\fB"+strconv.Itoa(e.code)+"\\fP\n") {
+			t.Errorf("EXIT STATUS lacks %d", e.code)
+		}
+	}
+	for name, list := range examples {
+		for _, e := range list {
+			if !strings.Contains(text, ".EX\n"+roff(e.line)+"\n.EE") {
+				t.Errorf("EXAMPLES lacks %s's %q", name, e.line)
+			}
+		}
+	}
+	// The codes are the ones the program exits with.
+	if r := sno(t, nil, "bulid"); r.code != exitUsage {
+		t.Errorf("an unknown command exits %d, want %d", r.code, exitUsage)
+	}
+	if r := sno(t, nil, "inspect", filepath.Join(t.TempDir(), "missing.iso")); r.code != exitFailed {
+		t.Errorf("a missing ISO exits %d, want %d", r.code, exitFailed)
+	}
+}

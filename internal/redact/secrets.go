@@ -1,0 +1,105 @@
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Secrets finds secrets in text in the forms a server may echo them in: as written, and with
+// any of their characters escaped as a URL (query or path, upper or lower case hex, + for a
+// space), an HTML or XML character reference (named, decimal or hex), or a JSON or
+// JavaScript escape (\", \u00XX, \xXX), mixed as an encoder mixes them.
+type Secrets struct {
+	re *regexp.Regexp // nil when there is no secret
+}
+
+// maxSecretRunes bounds the pattern made of one secret; a longer one is found only as written.
+const maxSecretRunes = 1024
+
+// NewSecrets returns the finder of secrets; empty ones are ignored. A secret that contains
+// another is found whole.
+func NewSecrets(secrets ...string) *Secrets {
+	secrets = slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return s == "" })
+	if len(secrets) == 0 {
+		return &Secrets{}
+	}
+	// Longer first: the alternation takes the first that matches.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	alts := make([]string, len(secrets))
+	for i, s := range secrets {
+		alts[i] = secretPattern(s)
+	}
+	return &Secrets{re: regexp.MustCompile(strings.Join(alts, "|"))}
+}
+
+// Replace returns text with every secret, in any of its forms, replaced by with.
+func (s *Secrets) Replace(text, with string) string {
+	if s.re == nil {
+		return text
+	}
+	return s.re.ReplaceAllLiteralString(text, with)
+}
+
+func secretPattern(secret string) string {
+	if len([]rune(secret)) > maxSecretRunes {
+		return regexp.QuoteMeta(secret)
+	}
+	var b strings.Builder
+	for i := 0; i < len(secret); {
+		r, size := utf8.DecodeRuneInString(secret[i:])
+		forms := runeForms(r)
+		if r == utf8.RuneError && size == 1 {
+			forms = byteForms(secret[i])
+		}
+		b.WriteString("(?:")
+		b.WriteString(strings.Join(forms, "|"))
+		b.WriteString(")")
+		i += size
+	}
+	return b.String()
+}
+
+// byteForms are the patterns of a byte that is no UTF-8: the regexp reads it as U+FFFD,
+// which encoders write in its place, and escaped as itself.
+func byteForms(c byte) []string {
+	return append(runeForms(utf8.RuneError), fmt.Sprintf("(?i:%%%02x)", c), fmt.Sprintf(`\\(?i:x%02x)`, c))
+}
+
+// htmlNames are the named references HTML and XML escapers use.
+var htmlNames = map[rune]string{'&': "amp", '<': "lt", '>': "gt", '"': "quot", '\'': "apos", '\u00a0': "nbsp"}
+
+// jsonShort are JSON's two-character escapes.
+var jsonShort = map[rune]string{'"': `\"`, '\\': `\\`, '/': `\/`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}
+
+// runeForms are the patterns of the ways r is written by the encoders Secrets knows.
+func runeForms(r rune) []string {
+	forms := []string{regexp.QuoteMeta(string(r))}
+	var pct strings.Builder
+	for _, c := range []byte(string(r)) {
+		fmt.Fprintf(&pct, "%%%02x", c)
+	}
+	forms = append(forms, "(?i:"+pct.String()+")")
+	if r == ' ' {
+		forms = append(forms, `\+`)
+	}
+	forms = append(forms, fmt.Sprintf("&#0*%d;", r), fmt.Sprintf("&#(?i:x0*%x);", r))
+	if name, ok := htmlNames[r]; ok {
+		forms = append(forms, "&"+name+";")
+	}
+	if short, ok := jsonShort[r]; ok {
+		forms = append(forms, regexp.QuoteMeta(short))
+	}
+	if r < 0x100 {
+		forms = append(forms, fmt.Sprintf(`\\(?i:x%02x)`, r))
+	}
+	if r < 0x10000 {
+		forms = append(forms, fmt.Sprintf(`\\(?i:u%04x)`, r))
+	} else if hi, lo := utf16.EncodeRune(r); hi != 0xfffd {
+		forms = append(forms, fmt.Sprintf(`\\(?i:u%04x)\\(?i:u%04x)`, hi, lo))
+	}
+	return forms
+}

@@ -1,0 +1,76 @@
+package redfishtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/url"
+	"strings"
+	"unicode/utf16"
+)
+
+// EchoForm is how a BMC with EchoCredentials writes the password it repeats: careless
+// firmware logs or reflects what it parsed through whatever encoder its web stack uses.
+type EchoForm string
+
+// The forms, each written by the standard library's encoder or after the named rules.
+const (
+	EchoAsSent EchoForm = ""
+	// EchoURLQuery is application/x-www-form-urlencoded (url.QueryEscape): + for a space,
+	// upper case hex.
+	EchoURLQuery EchoForm = "url-query"
+	// EchoURLPath is a URL path (RFC 3986): %20 for a space, / kept, upper case hex.
+	EchoURLPath EchoForm = "url-path"
+	// EchoLowerHex percent-encodes every byte with lower case hex.
+	EchoLowerHex EchoForm = "lower-hex"
+	// EchoHTML is html.EscapeString (&amp; &lt; &#34; …), as an HTML error page shows it.
+	EchoHTML EchoForm = "html"
+	// EchoHTMLHex writes every character as a hex character reference (&#x70;).
+	EchoHTMLHex EchoForm = "html-hex"
+	// EchoJSONUnicode writes every character as a JSON \u escape, surrogate pairs above
+	// U+FFFF, as ASCII-only JSON serializers do.
+	EchoJSONUnicode EchoForm = "json-u"
+	// EchoJSONString is the JSON string's contents with Go's HTML-safe escapes (\u003c).
+	EchoJSONString EchoForm = "json"
+)
+
+// EchoForms lists every EchoForm.
+var EchoForms = []EchoForm{EchoAsSent, EchoURLQuery, EchoURLPath, EchoLowerHex, EchoHTML, EchoHTMLHex, EchoJSONUnicode, EchoJSONString}
+
+// Encode writes s in the form f.
+func (f EchoForm) Encode(s string) string {
+	var b strings.Builder
+	switch f {
+	case EchoURLQuery:
+		return url.QueryEscape(s)
+	case EchoURLPath:
+		return (&url.URL{Path: s}).EscapedPath()
+	case EchoLowerHex:
+		for _, c := range []byte(s) {
+			fmt.Fprintf(&b, "%%%02x", c)
+		}
+	case EchoHTML:
+		return html.EscapeString(s)
+	case EchoHTMLHex:
+		for _, r := range s {
+			fmt.Fprintf(&b, "&#x%x;", r)
+		}
+	case EchoJSONUnicode:
+		for _, r := range s {
+			if r >= 0x10000 {
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		}
+	case EchoJSONString:
+		var out bytes.Buffer
+		json.NewEncoder(&out).Encode(s)
+		return strings.TrimSuffix(strings.TrimPrefix(out.String(), `"`), "\"\n")
+	default:
+		return s
+	}
+	return b.String()
+}
