@@ -201,6 +201,8 @@ var examples = map[string][]example{
 			"-o sno.iso rhcos-live.x86_64.iso", does: "install the single node to /dev/sda, as sno-iso build does"},
 		{line: "coreos-installer iso customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
 			"--network-keyfile static-ip.nmconnection -o sno.iso rhcos-live.x86_64.iso", does: "with a static network"},
+		{line: "coreos-installer iso customize -f --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sdb " +
+			"-o sno-sdb.iso sno.iso", does: "start again from an ISO that is already customized (the input is left as it is)"},
 	},
 	"coreos-installer iso ignition": {
 		{line: "coreos-installer iso ignition show sno.iso", does: "print the embedded config"},

@@ -150,6 +150,9 @@ func TestExamplesRun(t *testing.T) {
 	pxeWorkspace := t.TempDir()
 	copyTree(t, workspace, pxeWorkspace)
 	copyFile(t, withInitramfs(t, stockLiveInitramfs(t)), filepath.Join(pxeWorkspace, "rhcos-live.x86_64.iso"))
+	if err := os.WriteFile(filepath.Join(pxeWorkspace, "rhcos-live-initramfs.x86_64.img"), stockLiveInitramfs(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ran := 0
 	for name, list := range examples {
 		for _, e := range list {
@@ -159,7 +162,7 @@ func TestExamplesRun(t *testing.T) {
 			}
 			ran++
 			dir := t.TempDir()
-			if strings.Contains(e.line, " pxe build ") {
+			if strings.Contains(e.line, " pxe build ") || strings.Contains(e.line, " pxe customize ") {
 				copyTree(t, pxeWorkspace, dir)
 			} else {
 				copyTree(t, workspace, dir)
