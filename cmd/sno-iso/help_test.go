@@ -186,6 +186,11 @@ func TestHelpSnoYAML(t *testing.T) {
 	if !strings.HasSuffix(help, "EXAMPLE:\n"+example) {
 		t.Errorf("help sno.yaml does not end with the example file:\n%s", help)
 	}
+	for i, line := range strings.Split(help, "\n") {
+		if len(line) > helpWidth {
+			t.Errorf("help sno.yaml line %d has %d columns: %q", i+1, len(line), line)
+		}
+	}
 	if r := sno(t, nil, "help", "sno.yml"); r.code != 2 {
 		t.Errorf("help sno.yml: exit %d, want the usage error of an unknown command", r.code)
 	}
