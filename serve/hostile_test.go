@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // A token whose slash is percent-encoded (/TOKEN%2Fa.iso) is hidden in the access log too,
@@ -269,5 +272,55 @@ func TestNodeCacheBoundedByBytes(t *testing.T) {
 	_, metrics = h.get(MetricsPath)
 	if hits := metricValue(t, string(metrics), "sno_iso_node_cache_hits_total"); hits != 1 {
 		t.Errorf("%v hits, want 1", hits)
+	}
+}
+
+// sendRaw sends a GET of target as written, unparsed by any client, and reads the answer.
+func sendRaw(t *testing.T, base, target string) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nRange: bytes=0-10\r\nConnection: close\r\n\r\n", target, u.Host)
+	io.Copy(io.Discard, c)
+}
+
+// No form of a capability or report URL puts its token in the access log, text or JSON:
+// doubled or dotted slashes, an escaped slash, a token alone or cut short, in the query. A
+// node's name as long as a token still shows.
+func TestTokensNeverLoggedInAnyForm(t *testing.T) {
+	const long = "worker-node-0000000000001"
+	var jsonLog bytes.Buffer
+	for _, logger := range []*slog.Logger{nil, slog.New(slog.NewJSONHandler(&jsonLog, nil))} {
+		h := newHarness(t, "", map[string]string{"a": configA, long: configB}, func(c *testSetup) { c.Logger = logger })
+		key := h.srv.publishedSecret().Key
+		token, report, longToken := capability.Token(key, "a"), progress.Token(key, "a"), capability.Token(key, long)
+		h.get("/") // lists the nodes
+		forms := []string{
+			"//" + token + "/a.iso", "/x/../" + token + "/a.iso", "/./" + token + "/a.iso", "/%2F" + token + "/a.iso",
+			"/" + token, "//" + report + "/a/report", "/" + token[:12] + "/a.iso", "/a.iso?t=" + token,
+			"/x/" + token + "%2Fa.iso", "/" + token + "a.iso", "/" + longToken + "/" + long + "-minimal.iso",
+		}
+		for _, form := range forms {
+			sendRaw(t, h.url, form)
+		}
+		log := h.log.String() + jsonLog.String()
+		for _, secret := range []string{token, report, longToken} {
+			if strings.Contains(log, secret[:minTokenRun]) || strings.Contains(log, secret[len(secret)-minTokenRun:]) {
+				t.Errorf("the log holds (part of) a token:\n%s", log)
+			}
+		}
+		if n := strings.Count(log, "{token}") + strings.Count(log, "?{redacted}"); n < len(forms) {
+			t.Errorf("%d {token} in the log for %d requests:\n%s", n, len(forms), log)
+		}
+		if !strings.Contains(log, "/{token}/"+long+"-minimal.iso") {
+			t.Errorf("the log does not name the node %s:\n%s", long, log)
+		}
 	}
 }
