@@ -58,11 +58,11 @@ type Options struct {
 type Object struct {
 	display string // scheme://host/path or s3://bucket/key, what errors and logs name
 	opts    Options
-	// The transport: rawURL (with its query: a pre-signed URL's credentials) and client for
-	// http(s), or s3.
+	// rawURL has its query: a pre-signed URL's credentials. The client of an s3:// URL sends
+	// its requests to S3 (see S3RoundTripper).
 	rawURL string
 	client *http.Client
-	s3     *s3Object
+	s3     bool
 
 	size         int64
 	etag         string // strong, quoted; "" when the origin sent none
@@ -355,20 +355,25 @@ func (o *Object) changedError(why string) error {
 }
 
 func (o *Object) statusError(resp *http.Response) error {
+	if o.s3 {
+		return o.s3StatusError(resp)
+	}
 	return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: %s", ErrStatus, resp.Status)}
 }
 
 // get sends a GET for n bytes at off; conditional asks for the opened version only.
 func (o *Object) get(ctx context.Context, off, n int64, conditional bool) (*http.Response, error) {
-	if o.s3 != nil {
-		return o.s3.get(ctx, o, off, n, conditional)
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.rawURL, nil)
 	if err != nil {
 		return nil, &Error{URL: o.display, Err: err}
 	}
 	req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10))
-	if conditional && o.ifRange != "" {
+	switch {
+	case conditional && o.s3 && o.etag != "":
+		// A failed If-Match is a 412; S3's stand-in for If-Range would fetch the whole new
+		// object only to find it changed.
+		req.Header.Set("If-Match", o.etag)
+	case conditional && o.ifRange != "":
 		req.Header.Set("If-Range", o.ifRange)
 	}
 	// A compressed answer would not be the bytes at those offsets.
