@@ -262,10 +262,6 @@ var examples = map[string][]example{
 	"coreos-installer pxe": {
 		{line: "coreos-installer pxe ignition wrap -i config.ign -o ignition.img", does: "wrap a config as an initrd"},
 	},
-	"coreos-installer pxe customize": {
-		{line: "coreos-installer pxe customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
-			"-o sno-initramfs.img rhcos-live-initramfs.x86_64.img", does: "the initramfs sno-iso pxe build makes for the node"},
-	},
 	"coreos-installer pxe ignition": {
 		{line: "coreos-installer pxe ignition wrap -i config.ign -o ignition.img", does: "wrap a config as an initrd"},
 	},
