@@ -30,6 +30,7 @@ type Server struct {
 	cancel         context.CancelFunc
 
 	metrics   *metrics
+	release   *memoryRelease // shared by the main and the admin listener
 	adminOnce sync.Once
 	admin     http.Handler // see Admin
 
@@ -125,7 +126,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	s := &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		publicSem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx:       ctx, cancel: cancel, iso: iso, metrics: m,
+		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, release: newMemoryRelease(),
 		originCheckEvery: originCheckInterval, originWake: make(chan struct{}),
 	}
 	s.watchPresigned(time.Now())
