@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/origin"
 )
 
-// isURL reports whether the ISO is named by an http(s) URL rather than a path.
-func isURL(iso string) bool {
-	return strings.HasPrefix(iso, "http://") || strings.HasPrefix(iso, "https://")
-}
+// isURL reports whether the ISO is named by an http(s) or s3:// URL rather than a path.
+func isURL(iso string) bool { return origin.IsURL(iso) }
 
 // openOriginISO parses the ISO at an origin URL from a few range reads. Its identity and
 // Last-Modified come from its bytes, as for a file: the same on every replica serving the same

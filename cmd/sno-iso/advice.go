@@ -37,6 +37,15 @@ var advice = []struct {
 		"or fetch it once with `sno-iso download --url URL --sha256 HEX` and pass its path to --iso"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
 	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},
+	{origin.ErrNoCredentials, "; the AWS SDK's chain looked in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN), " +
+		"the shared files ~/.aws/credentials and ~/.aws/config (AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), " +
+		"a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN: IRSA), container credentials " +
+		"(AWS_CONTAINER_CREDENTIALS_FULL_URI: EKS Pod Identity, ECS) and the EC2 instance metadata service: set one"},
+	{origin.ErrNoRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
+	{origin.ErrWrongRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
+	{origin.ErrAccessDenied, "; check the credentials the AWS SDK found (AWS_ACCESS_KEY_ID and its secret, or AWS_PROFILE's) and " +
+		"that they may read the object (s3:GetObject)"},
+	{origin.ErrNotFound, "; check the bucket and key of the s3:// URL, and --s3-endpoint and --s3-path-style for an on-premises store"},
 }
 
 // errorText is what the user reads of err: its text, followed by the advice of the first

@@ -61,7 +61,7 @@ func pxeCommand() *cli.Command {
 					"files from that URL and the live system its rootfs (coreos.live.rootfs_url); without it they\n" +
 					"use names relative to where the loader found its configuration, and load the rootfs as a\n" +
 					"second initrd.",
-				Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
+				Flags: append(append(liveISOFlags("the RHCOS live `ISO`: a path, or an http(s) or s3://BUCKET/KEY URL"),
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the files to `DIR`, created if needed", Required: true},
 					&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which DIR will be served"},
 					forceFlag("replace existing files in DIR"),

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -36,11 +38,12 @@ func serveCommand() *cli.Command {
 			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
 			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
 			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
-			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
-			"ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
+			"S3-compatible store that answers Range requests (public or pre-signed), or s3://BUCKET/KEY read\n" +
+			"with the AWS SDK's credentials (environment, profile, IRSA, Pod Identity, instance role): the\n" +
+			"ISO is read by ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
 			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
 			"for up to 30 seconds.",
-		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, an http(s) URL that answers Range requests, or s3://BUCKET/KEY"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
 				"all interfaces, with a warning)"},
 			nodesFlag(),
@@ -106,6 +109,7 @@ func serveNodes(c *cli.Context) error {
 	if cacheBytes == 0 {
 		return usagef("--node-cache-size must be more than 0: a node's preparation is kept while its request is answered")
 	}
+	setMemoryLimit(cacheBytes)
 	if n := c.Int("max-connections"); n < 1 {
 		return usagef("--max-connections must be at least 1, got %d", n)
 	}
@@ -118,6 +122,10 @@ func serveNodes(c *cli.Context) error {
 		}
 	}
 	baseURL, err := parseBaseURL(c.String("base-url"))
+	if err != nil {
+		return err
+	}
+	originOpts, err := originOptions(c)
 	if err != nil {
 		return err
 	}
@@ -157,6 +165,7 @@ func serveNodes(c *cli.Context) error {
 	}
 	srv, err := serve.New(serve.Config{
 		ISO:            c.String("iso"),
+		Origin:         originOpts,
 		NodesDir:       c.String("nodes"),
 		BaseURL:        baseURL,
 		MaxConcurrent:  c.Int("max-concurrent"),
@@ -238,4 +247,18 @@ func reportStore(c *cli.Context) reports.Store {
 		return &reports.MemoryStore{}
 	}
 	return nil
+}
+
+// serveMemoryHeadroom is what serve needs besides its node cache: the parsed ISO, the
+// connections' buffers, the preparations and minimal ISOs under way.
+const serveMemoryHeadroom = 64 << 20
+
+// setMemoryLimit has the garbage collector keep serve's memory near what --node-cache-size
+// allows, where it would otherwise let the heap grow to twice what is live (GOGC) before
+// collecting: nodes dropped from the cache are garbage until then. GOMEMLIMIT, when set,
+// decides instead.
+func setMemoryLimit(cacheBytes int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cacheBytes + serveMemoryHeadroom)
+	}
 }
