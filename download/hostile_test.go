@@ -209,6 +209,14 @@ func TestURLCredentialsAreNeverShown(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "SIGSECRET") {
 		t.Errorf("unreachable: %v", err)
 	}
+	// Nor does a stream URL that fails (download, serve, build --stream and the drop-in's
+	// --stream-base-url all show this error).
+	_, err = quickFetcher(nil).LoadStream(testContext(t), "http://u:hunter2@"+addr+"/s.json?sig=SIGSECRET")
+	var streamErr *StreamError
+	if !errors.As(err, &streamErr) || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "SIGSECRET") ||
+		!strings.Contains(err.Error(), "stream http://"+addr+"/s.json") {
+		t.Errorf("stream: %v", err)
+	}
 }
 
 // The lock and the part are opened without following a symbolic link planted in their
