@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -43,6 +44,21 @@ func (c *Composed) addData(data []byte) {
 	}
 }
 
+// zeros backs the zero tails of patches: an Ignition area is mostly zeros after its archive,
+// and every Composed shares this block for them instead of holding a copy of its own.
+var zeros [256 << 10]byte
+
+// addPatch adds a patch's bytes: its own up to its zero tail, then the tail from zeros.
+func (c *Composed) addPatch(data []byte) {
+	own := len(bytes.TrimRight(data, "\x00"))
+	c.addData(bytes.Clone(data[:own]))
+	for tail := len(data) - own; tail > 0; {
+		n := min(tail, len(zeros))
+		c.addData(zeros[:n])
+		tail -= n
+	}
+}
+
 // composeImage lays img, an image over base, out as spans: the base's bytes between the
 // patches.
 func composeImage(base io.ReaderAt, img *isobuilder.Image) *Composed {
@@ -50,7 +66,7 @@ func composeImage(base io.ReaderAt, img *isobuilder.Image) *Composed {
 	var pos int64
 	for _, p := range img.Patches() {
 		c.addBase(pos, p.Offset-pos)
-		c.addData(p.Data)
+		c.addPatch(p.Data)
 		pos = p.Offset + int64(len(p.Data))
 	}
 	c.addBase(pos, img.Size()-pos)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"unsafe"
 
 	"github.com/sno-iso/sno-iso/initrd"
 	"github.com/sno-iso/sno-iso/isobuilder"
@@ -73,5 +74,40 @@ func TestMediaComposedIsTheImage(t *testing.T) {
 	// Patched in place, the pristine ISO would get the minimal ISO's patches.
 	if err := minimal.Write(context.Background(), isobuilder.Output{InPlace: "unused.iso"}); !errors.Is(err, isobuilder.ErrDerivedInPlace) {
 		t.Errorf("writing the ISO over the shared minimal ISO in place: %v, want ErrDerivedInPlace", err)
+	}
+}
+
+// A node's composed ISO holds in memory its own bytes (the Ignition area's archive, the
+// kernel arguments), not the area's zero tail: that comes from one block every node shares,
+// which is what lets serve keep many nodes prepared. The bytes are the image's all the same.
+func TestComposedHoldsNoZeroTail(t *testing.T) {
+	iso := openFixture(t, "embed-areas-2023-07.x86_64.iso")
+	n := &Node{Payload: initrd.Files{initrd.IgnitionPath: bytes.Repeat([]byte(`{"ignition":{"version":"3.2.0"}} `), 1000)}}
+	media, err := n.Media(context.Background(), iso, MediaOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := initrd.Pack(n.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := media.Composed()
+	held, inMemory := 0, 0
+	shared := unsafe.SliceData(zeros[:])
+	for _, sp := range c.Spans() {
+		if sp.Data == nil {
+			continue
+		}
+		inMemory += len(sp.Data)
+		if p := unsafe.SliceData(sp.Data); uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(shared)) ||
+			uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(shared))+uintptr(len(zeros)) {
+			held += cap(sp.Data)
+		}
+	}
+	if held > len(packed) {
+		t.Errorf("the composed ISO holds %d bytes of its own for %d bytes in memory, a %d-byte archive", held, inMemory, len(packed))
+	}
+	if !bytes.Equal(readAll(t, c, c.Size()), readAll(t, media.Image, media.Image.Size())) {
+		t.Error("the composed ISO differs from its Image")
 	}
 }

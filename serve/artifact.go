@@ -62,14 +62,24 @@ func newArtifact(file *sourceFile, contentType string, modTime time.Time, identi
 	return b
 }
 
-func (b *artifactBuilder) addData(data []byte) {
-	if len(data) == 0 {
+// addData adds bytes held in memory: the pieces are one record of the identity, however
+// they are split.
+func (b *artifactBuilder) addData(pieces ...[]byte) {
+	total := 0
+	for _, data := range pieces {
+		total += len(data)
+	}
+	if total == 0 {
 		return
 	}
-	b.a.parts = append(b.a.parts, part{start: b.a.size, size: int64(len(data)), data: data})
-	b.a.size += int64(len(data))
-	fmt.Fprintf(b.h, "d%d:", len(data))
-	b.h.Write(data)
+	fmt.Fprintf(b.h, "d%d:", total)
+	for _, data := range pieces {
+		if len(data) > 0 {
+			b.a.parts = append(b.a.parts, part{start: b.a.size, size: int64(len(data)), data: data})
+			b.a.size += int64(len(data))
+			b.h.Write(data)
+		}
+	}
 }
 
 func (b *artifactBuilder) addFile(off, size int64) {
@@ -96,12 +106,16 @@ func (b *artifactBuilder) done() *artifact {
 // composedArtifact serves c, whose base is file's bytes.
 func composedArtifact(file *sourceFile, c *node.Composed, contentType string, modTime time.Time, identity ...string) *artifact {
 	b := newArtifact(file, contentType, modTime, identity...)
+	var data [][]byte // consecutive spans in memory
 	for _, sp := range c.Spans() {
 		if sp.Data != nil {
-			b.addData(sp.Data)
-		} else {
-			b.addFile(sp.BaseOffset, sp.Size)
+			data = append(data, sp.Data)
+			continue
 		}
+		b.addData(data...)
+		data = data[:0]
+		b.addFile(sp.BaseOffset, sp.Size)
 	}
+	b.addData(data...)
 	return b.done()
 }

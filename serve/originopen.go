@@ -48,10 +48,16 @@ func (o *originOpening) unavailable() error {
 }
 
 // misconfiguredOrigin reports whether err says the origin can never serve the ISO as it is
-// (the URL, or a server without Range or validators): at start that is the user's mistake to
-// fix, not a blip to wait out.
+// (the URL, a server without Range or validators, no region for s3://): at start that is the
+// user's mistake to fix, not a blip to wait out. Refused credentials, a missing object or an
+// unreachable store may be put right while the server waits.
 func misconfiguredOrigin(err error) bool {
-	return errors.Is(err, origin.ErrNotHTTP) || errors.Is(err, origin.ErrNoRanges) || errors.Is(err, origin.ErrNoValidator)
+	for _, mistake := range []error{origin.ErrNotHTTP, origin.ErrNoRanges, origin.ErrNoValidator, origin.ErrNoRegion} {
+		if errors.Is(err, mistake) {
+			return true
+		}
+	}
+	return false
 }
 
 // startOrigin opens the ISO at its origin in the background and waits for the first attempt,

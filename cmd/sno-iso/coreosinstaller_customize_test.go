@@ -51,6 +51,7 @@ func TestDropInISOCustomizeIsBuild(t *testing.T) {
 		{[]string{"--dest-device", disk}, 2, "give the bootstrap-in-place config"},
 		{[]string{"--live-ignition", dest}, 2, "none of the live Ignition configs is the bootstrap-in-place config"},
 		{[]string{"--live-ignition", ign}, 2, "give -o OUTPUT"},
+		{[]string{"--live-ignition", ign, "--dest-karg-append", "nosmt"}, 2, "give the installation disk with --dest-device PATH"},
 		{[]string{"--live-ignition", ign, "--live-ignition", other}, 1, "a second bootstrap-in-place config"},
 		{[]string{"--live-ignition", ign, "--installer-config", filepath.Join(dir, "typo.yaml")}, 1, `did you mean "dest-device"?`},
 		{[]string{"--live-ignition", ign, "--installer-config", filepath.Join(dir, "url.yaml")}, 1,

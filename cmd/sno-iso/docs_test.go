@@ -94,7 +94,8 @@ var completionCases = []struct {
 	line string
 	want []string
 }{
-	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe", "reset", "serve", "version", "wait"}},
+	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe",
+		"reset", "serve", "version", "wait"}},
 	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
 	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
 	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
@@ -226,7 +227,9 @@ func zshScript(script string) func(line string) string {
 		// compadd and _files exist only inside a completion widget: these stand-ins print
 		// the candidates that match the word under the cursor, as zsh would offer them
 		// (_files -/ directories only).
-		return fmt.Sprintf(`compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true; }
+		return fmt.Sprintf(`compadd() {
+	[[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true
+}
 _files() { if [[ $1 == -/ ]]; then print -l -- *(N/); else print -l -- *(N); fi; }
 words=(%s); CURRENT=%d
 source %q`, words, n, script)
@@ -285,6 +288,60 @@ func TestDocsIndependentOfBuilder(t *testing.T) {
 	for _, want := range []string{machineDefaults["arch"], "~/Library/Caches on macOS"} {
 		if !strings.Contains(man, want) {
 			t.Errorf("the man page does not say %q", want)
+		}
+	}
+}
+
+// TestCompletedValuesAreTheAcceptedOnes: where a command refuses a value with the list of the
+// ones it takes, completion offers exactly that list.
+func TestCompletedValuesAreTheAcceptedOnes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"sno-iso", "download", "--format", "zzz"}, "format"},
+		{[]string{"sno-iso", "bmc", "boot", "--bmc", "https://127.0.0.1:1", "--iso-url", "http://127.0.0.1:1/x.iso", "--boot-mode", "zzz"},
+			"boot-mode"},
+		{[]string{"sno-iso", "serve", "--iso", "x.iso", "--nodes", dir, "--log-format", "zzz"}, "log-format"},
+		{[]string{"sno-iso", "wait", "--node", dir, "--for", "zzz"}, "for"},
+		{[]string{"sno-iso", "machineconfig", "--role", "zzz", "x.ign"}, "role"},
+		{[]string{dropInName, "download", "-s", "zzz"}, "stream"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(c.args, nil, io.Discard, &stderr); code == 0 {
+			t.Errorf("%q succeeded", c.args)
+			continue
+		}
+		msg := strings.TrimSpace(stderr.String())
+		list := msg
+		for _, lead := range []string{"must be ", "one of ", "give ", "stream name ("} {
+			if _, after, ok := strings.Cut(msg, lead); ok {
+				list = after
+			}
+		}
+		list, _, _ = strings.Cut(list, ", got")
+		list, _, _ = strings.Cut(list, ")")
+		accepted := strings.FieldsFunc(strings.ReplaceAll(list, " or ", ", "), func(r rune) bool { return r == ',' || r == ' ' })
+		app := newApp(nil, io.Discard, io.Discard)
+		if c.args[0] == dropInName {
+			app = newDropInApp(nil, io.Discard, io.Discard)
+		}
+		var path []string
+		for _, w := range c.args[1:] {
+			if strings.HasPrefix(w, "-") {
+				break
+			}
+			path = append(path, w)
+		}
+		cmd := commandNamed(app, strings.Join(append([]string{app.Name}, path...), " "))
+		i := slices.IndexFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == c.flag })
+		offered := strings.Fields(valueCompletion(app.Name, strings.Join(path, " "), cmd.Flags[i]))
+		slices.Sort(accepted)
+		slices.Sort(offered)
+		if !slices.Equal(accepted, offered) {
+			t.Errorf("%s --%s: completion offers %q, the command takes %q (%s)",
+				strings.Join(c.args[:len(path)+1], " "), c.flag, offered, accepted, msg)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"io/fs"
 	"os"
@@ -220,5 +221,28 @@ func TestManPageSections(t *testing.T) {
 	}
 	if r := sno(t, nil, "inspect", filepath.Join(t.TempDir(), "missing.iso")); r.code != exitFailed {
 		t.Errorf("a missing ISO exits %d, want %d", r.code, exitFailed)
+	}
+}
+
+var updateDocs = flag.Bool("update-docs", false, "write the generated pages of docs/")
+
+// TestGeneratedDocs: docs/examples.md and docs/sno-yaml.md are what the examples table and
+// coreos.ConfigKeys give (-update-docs writes them).
+func TestGeneratedDocs(t *testing.T) {
+	for name, text := range map[string]string{
+		examplesPage: examplesMarkdown(newApp(nil, io.Discard, io.Discard), newDropInApp(nil, io.Discard, io.Discard)),
+		configPage:   configMarkdown(),
+	} {
+		path := filepath.Join(repoRoot(t), "docs", name)
+		if *updateDocs {
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		have, err := os.ReadFile(path)
+		if err != nil || string(have) != text {
+			t.Errorf("docs/%s is not what the tables give (%v): run go test ./cmd/sno-iso -run TestGeneratedDocs -update-docs", name, err)
+		}
 	}
 }

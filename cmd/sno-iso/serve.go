@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -107,6 +109,7 @@ func serveNodes(c *cli.Context) error {
 	if cacheBytes == 0 {
 		return usagef("--node-cache-size must be more than 0: a node's preparation is kept while its request is answered")
 	}
+	setMemoryLimit(cacheBytes)
 	if n := c.Int("max-connections"); n < 1 {
 		return usagef("--max-connections must be at least 1, got %d", n)
 	}
@@ -244,4 +247,18 @@ func reportStore(c *cli.Context) reports.Store {
 		return &reports.MemoryStore{}
 	}
 	return nil
+}
+
+// serveMemoryHeadroom is what serve needs besides its node cache: the parsed ISO, the
+// connections' buffers, the preparations and minimal ISOs under way.
+const serveMemoryHeadroom = 64 << 20
+
+// setMemoryLimit has the garbage collector keep serve's memory near what --node-cache-size
+// allows, where it would otherwise let the heap grow to twice what is live (GOGC) before
+// collecting: nodes dropped from the cache are garbage until then. GOMEMLIMIT, when set,
+// decides instead.
+func setMemoryLimit(cacheBytes int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cacheBytes + serveMemoryHeadroom)
+	}
 }

@@ -19,6 +19,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -102,6 +104,7 @@ func main() {
 		"ISO in an S3 store against nginx), nodes (serve with 1,000 and 10,000 nodes) or headers (serve's memory after a burst "+
 		"of slow headers)")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
+	nodeCounts := intsFlag("nodes", []int{1000, 10000}, "with -only nodes: the numbers of nodes, comma-separated")
 	relay := flag.String("relay", "", "run as the fleet case's TCP relay to this HOST:PORT (the fleet case starts it)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -123,7 +126,7 @@ func main() {
 		return
 	case "nodes":
 		printTableHeader()
-		benchNodes(*sno, tmp, []int{1000, 10000})
+		benchNodes(*sno, tmp, *nodeCounts)
 		return
 	case "headers":
 		benchHeaderBurst(*sno, tmp)
@@ -238,3 +241,21 @@ func printTableHeader() {
 }
 
 func ratio(a, b run) float64 { return float64(a.wall) / float64(b.wall) }
+
+// intsFlag defines a flag of comma-separated integers.
+func intsFlag(name string, value []int, usage string) *[]int {
+	p := &value
+	flag.Func(name, fmt.Sprintf("%s (default %s)", usage, strings.Trim(strings.ReplaceAll(fmt.Sprint(value), " ", ","), "[]")), func(s string) error {
+		var out []int
+		for f := range strings.SplitSeq(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q is not a positive number", f)
+			}
+			out = append(out, n)
+		}
+		*p = out
+		return nil
+	})
+	return p
+}

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"os/exec"
@@ -53,6 +54,11 @@ func benchNodes(sno, tmp string, counts []int) {
 		for pass := range 2 {
 			for i := range n {
 				rangeGet(fmt.Sprintf("%s/node%05d.iso", base, i))
+				// A long run says where it is, so that one cut short still has its figures.
+				if done := pass*n + i + 1; done%1000 == 0 {
+					log.Printf("nodes: %d of %d asked for (pass %d): RSS %d MiB, peak %d MiB, CPU %v per node",
+						done, 2*n, pass+1, currentRSS(pid)>>10, peakRSS(pid)>>10, ((cpuTime(pid) - cpuBefore) / time.Duration(done)).Round(time.Millisecond))
+				}
 			}
 			rss[pass] = currentRSS(pid)
 		}
