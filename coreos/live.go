@@ -105,6 +105,11 @@ func PrepareLiveIgnition(raw []byte, opts LiveIgnitionOptions) ([]byte, []Warnin
 		if fragment.IsBootstrapInPlace() {
 			return nil, warnings, fmt.Errorf("%s: %w", f.Source, ErrSecondBootstrapInPlace)
 		}
+		if versionIndex(fragment.Version) > versionIndex(ig.Version) {
+			fragmentWarnings = append(fragmentWarnings, Warning{Path: f.Source, Message: fmt.Sprintf(
+				"Ignition %s is newer than the bootstrap-in-place config's %s: the live system's Ignition must read %s, "+
+					"or it fails to boot; write the config in spec %s if you can", fragment.Version, ig.Version, fragment.Version, ig.Version)})
+		}
 		for _, w := range own {
 			w.Path = sourcePrefix(f.Source) + w.Path
 			fragmentWarnings = append(fragmentWarnings, w)

@@ -1,9 +1,12 @@
 package coreos
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +71,11 @@ func TestPrepareLiveIgnitionAdditions(t *testing.T) {
 			reboot := strings.Index(script, "shutdown -r")
 			if pre < 0 || !(pre < install && install < post && post < reboot) {
 				t.Errorf("install-to-disk.sh runs pre at %d, installs at %d, post at %d, reboots at %d:\n%s", pre, install, post, reboot, script)
+			}
+			info, err := InspectIgnition(out)
+			if err != nil || !slices.Equal(info.Installation.PreInstall, []string{"/usr/local/bin/pre-install-wipe.sh"}) ||
+				!slices.Equal(info.Installation.PostInstall, []string{"/usr/local/bin/post-install-notify"}) {
+				t.Errorf("inspect reads the scripts as %+v (%v)", info, err)
 			}
 			var live struct {
 				Ignition struct {
@@ -136,6 +144,15 @@ func TestPrepareLiveIgnitionAdditionErrors(t *testing.T) {
 			}
 		})
 	}
+	// A fragment of a newer spec than the live system is known to read is a warning.
+	newer := []byte(`{"ignition":{"version":"3.4.0"}}`)
+	_, warnings, err := PrepareLiveIgnition(bip, LiveIgnitionOptions{Installation: Installation{Disk: "/dev/vda"},
+		LiveFragments: []LiveFragment{{"newer.ign", newer}}})
+	if err != nil || !slices.ContainsFunc(warnings, func(w Warning) bool {
+		return w.Path == "newer.ign" && strings.Contains(w.Message, "Ignition 3.4.0 is newer than the bootstrap-in-place config's 3.2.0")
+	}) {
+		t.Errorf("a 3.4.0 fragment in a 3.2.0 config: %v, warnings %v", err, warnings)
+	}
 	plain := []byte(`{"ignition":{"version":"3.2.0"}}`)
 	if _, _, err := PrepareLiveIgnition(plain, LiveIgnitionOptions{AllowAnyIgnition: true, IgnitionCAs: [][]byte{testCA(t)}}); err == nil {
 		t.Error("additions to a config that is not bootstrap-in-place were accepted")
@@ -149,4 +166,32 @@ func TestAddLiveAdditionsRefusesTakenPath(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "already has a file /usr/local/bin/pre-install-x") {
 		t.Errorf("error %v", err)
 	}
+}
+
+// FuzzCheckCABundle: a bundle accepted holds a certificate that x509 parses, and an accepted
+// bundle stays accepted with text around it, as PEM allows.
+func FuzzCheckCABundle(f *testing.F) {
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("hello"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if CheckCABundle(data) != nil {
+			return
+		}
+		found := false
+		for rest := data; ; {
+			var block *pem.Block
+			if block, rest = pem.Decode(rest); block == nil {
+				break
+			}
+			if _, err := x509.ParseCertificate(block.Bytes); block.Type == "CERTIFICATE" && err == nil {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatal("accepted a bundle without a certificate")
+		}
+		if err := CheckCABundle(append(append([]byte("comment\n"), data...), "\ntrailer\n"...)); err != nil {
+			t.Fatalf("the bundle with text around it: %v", err)
+		}
+	})
 }

@@ -39,8 +39,8 @@ func (a Artifact) Name() string {
 // check rejects artifacts that cannot be fetched and verified.
 func (a Artifact) check() error {
 	shown := redact.URL(a.URL)
-	if !isHTTPURL(a.URL) {
-		return fmt.Errorf("%s is not an http(s) URL", shown)
+	if !isHTTPURL(a.URL) && !isS3URL(a.URL) {
+		return fmt.Errorf("%s is not an http(s) or s3:// URL", shown)
 	}
 	if !IsSHA256(a.SHA256) {
 		return fmt.Errorf("%s: %q is not a sha256 digest (64 hex digits)", shown, a.SHA256)

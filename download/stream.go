@@ -105,3 +105,10 @@ func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
+
+// isS3URL reports whether s is s3://BUCKET/KEY, which a Fetcher reads when its client's
+// transport has S3 registered (origin.S3RoundTripper).
+func isS3URL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "s3" && u.Host != "" && len(u.Path) > 1
+}

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -58,15 +59,16 @@ type Options struct {
 type Object struct {
 	display string // scheme://host/path or s3://bucket/key, what errors and logs name
 	opts    Options
-	// The transport: rawURL (with its query: a pre-signed URL's credentials) and client for
-	// http(s), or s3.
+	// rawURL has its query: a pre-signed URL's credentials. The client of an s3:// URL sends
+	// its requests to S3 (see S3RoundTripper).
 	rawURL string
 	client *http.Client
-	s3     *s3Object
+	s3     bool
 
 	size         int64
 	etag         string // strong, quoted; "" when the origin sent none
 	lastModified time.Time
+	sha256       string // the x-amz-meta-sha256 metadata, lower-case hex; "" without it
 	ifRange      string // what If-Range sends: the ETag, else the Last-Modified date
 
 	cache   *blockCache
@@ -157,6 +159,9 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 		o.etag = etag
 	}
 	o.ifRange = httpsem.RangeValidator(resp.Header)
+	if sum := strings.ToLower(resp.Header.Get(SHA256Header)); isSHA256(sum) {
+		o.sha256 = sum
+	}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		o.lastModified = t.UTC()
 	}
@@ -177,6 +182,10 @@ func (o *Object) Size() int64 { return o.size }
 
 // ETag is the origin's strong entity tag of the object, quoted; "" when it sent none.
 func (o *Object) ETag() string { return o.etag }
+
+// SHA256 is the sha256 of the object's bytes that its x-amz-meta-sha256 metadata records
+// (see DigestReader), in lower-case hex; "" when it has none.
+func (o *Object) SHA256() string { return o.sha256 }
 
 // LastModified is the origin's Last-Modified date; zero when it sent none.
 func (o *Object) LastModified() time.Time { return o.lastModified }
@@ -321,13 +330,19 @@ func (o *Object) checkRange(resp *http.Response, off, n int64) error {
 	default:
 		return o.statusError(resp)
 	}
-	if etag := resp.Header.Get("ETag"); o.etag != "" && etag != "" && !httpsem.StrongMatch(etag, o.etag) {
-		return o.changedError(fmt.Sprintf("ETag %s, opened as %s", etag, o.etag))
-	}
-	// Without an ETag the version is its Last-Modified date: an origin that ignores If-Range
-	// still names a new version there.
-	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); o.etag == "" && err == nil && !lm.Equal(o.lastModified) {
-		return o.changedError(fmt.Sprintf("Last-Modified %s, opened as %s", lm.UTC().Format(http.TimeFormat), o.lastModified.Format(http.TimeFormat)))
+	// The validator the object was opened with names the version: an answer without it (an
+	// origin that dropped it while ignoring If-Range) is of an unknown version, not the opened one.
+	if o.etag != "" {
+		if etag := resp.Header.Get("ETag"); !httpsem.StrongMatch(etag, o.etag) {
+			return o.changedError(fmt.Sprintf("ETag %s, opened as %s", orNone(etag), o.etag))
+		}
+	} else if !o.lastModified.IsZero() {
+		// Without an ETag the version is its Last-Modified date: an origin that ignores
+		// If-Range still names a new version there.
+		header := resp.Header.Get("Last-Modified")
+		if lm, err := http.ParseTime(header); err != nil || !lm.Equal(o.lastModified) {
+			return o.changedError(fmt.Sprintf("Last-Modified %s, opened as %s", orNone(header), o.lastModified.Format(http.TimeFormat)))
+		}
 	}
 	cr, err := knownRange(resp.Header)
 	if err != nil {
@@ -349,20 +364,25 @@ func (o *Object) changedError(why string) error {
 }
 
 func (o *Object) statusError(resp *http.Response) error {
+	if o.s3 {
+		return o.s3StatusError(resp)
+	}
 	return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w: %s", ErrStatus, resp.Status)}
 }
 
 // get sends a GET for n bytes at off; conditional asks for the opened version only.
 func (o *Object) get(ctx context.Context, off, n int64, conditional bool) (*http.Response, error) {
-	if o.s3 != nil {
-		return o.s3.get(ctx, o, off, n, conditional)
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.rawURL, nil)
 	if err != nil {
 		return nil, &Error{URL: o.display, Err: err}
 	}
 	req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-"+strconv.FormatInt(off+n-1, 10))
-	if conditional && o.ifRange != "" {
+	switch {
+	case conditional && o.s3 && o.etag != "":
+		// A failed If-Match is a 412; S3's stand-in for If-Range would fetch the whole new
+		// object only to find it changed.
+		req.Header.Set("If-Match", o.etag)
+	case conditional && o.ifRange != "":
 		req.Header.Set("If-Range", o.ifRange)
 	}
 	// A compressed answer would not be the bytes at those offsets.
@@ -464,4 +484,12 @@ func knownRange(h http.Header) (httpsem.ContentRange, error) {
 		err = fmt.Errorf("Content-Range %q of a 206 does not name bytes of a known size", h.Get("Content-Range"))
 	}
 	return cr, err
+}
+
+// orNone is a response header's value for an error, "none" when it is missing.
+func orNone(header string) string {
+	if header == "" {
+		return "none"
+	}
+	return header
 }

@@ -471,3 +471,37 @@ func TestOriginWithoutValidatorIsRefused(t *testing.T) {
 		t.Fatalf("Open with Last-Modified only: %v", err)
 	}
 }
+
+// TestDroppedValidatorIsAChange: an origin that opened the object with a validator and later
+// answers a range without it (ignoring If-Range, with another version's bytes) has changed
+// the object: its bytes must not be mixed with the opened version's.
+func TestDroppedValidatorIsAChange(t *testing.T) {
+	v1, v2 := randomBytes(50_000), randomBytes(50_001)[1:]
+	for name, opened := range map[string]func(http.ResponseWriter, *http.Request){
+		"ETag": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("ETag", `"v1"`)
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(v1))
+		},
+		"Last-Modified": func(w http.ResponseWriter, r *http.Request) {
+			http.ServeContent(w, r, "", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), bytes.NewReader(v1))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := newTestOrigin(t, v1)
+			o.handler = opened
+			obj, err := Open(context.Background(), o.srv.URL+"/x.iso", smallOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.handler = func(w http.ResponseWriter, r *http.Request) {
+				r.Header.Del("If-Range")
+				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(v2))
+			}
+			buf := make([]byte, 100)
+			if _, err := obj.ReadAt(buf, 20_000); !errors.Is(err, ErrChanged) {
+				t.Fatalf("ReadAt of an answer without the %s: %v (bytes of v2: %v), want ErrChanged",
+					name, err, bytes.Equal(buf, v2[20_000:20_100]))
+			}
+		})
+	}
+}

@@ -1,10 +1,12 @@
 package origin
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -51,10 +53,10 @@ var (
 	ErrWrongRegion = errors.New("the bucket is in another region")
 )
 
-// s3Object is the S3 transport of an Object: signed GetObject requests with a Range.
-type s3Object struct {
-	client      *s3.Client
-	bucket, key string
+// IsURL reports whether name is an object at an origin (http://, https:// or s3://) rather
+// than a path.
+func IsURL(name string) bool {
+	return strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") || IsS3(name)
 }
 
 // IsS3 reports whether name is an s3:// URL.
@@ -74,30 +76,27 @@ func ParseS3URL(name string) (bucket, key string, err error) {
 	return bucket, key, nil
 }
 
-// openS3 makes the S3 transport of o from the SDK's default configuration.
+// openS3 makes o's transport the S3 client's: its requests go to S3RoundTripper.
 func (o *Object) openS3(ctx context.Context, name string) error {
-	bucket, key, err := ParseS3URL(name)
-	if err != nil {
+	if _, _, err := ParseS3URL(name); err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
 	client, err := NewS3Client(ctx, o.opts)
 	if err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
-	o.s3 = &s3Object{client: client, bucket: bucket, key: key}
+	o.rawURL, o.s3 = name, true
+	o.client = &http.Client{Transport: S3RoundTripper(client)}
 	return nil
 }
 
 // NewS3Client is the client Open reads s3:// objects with, for other requests to the same
 // store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
 // opts.RootCAs trusted, connections and responses bounded by opts.IdleTimeout
-// (DefaultIdleTimeout when zero). A missing region or credentials are ErrNoRegion and
-// ErrNoCredentials.
+// (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
+// or credentials are ErrNoRegion and ErrNoCredentials.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
-	idle := opts.IdleTimeout
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
-	}
+	idle := cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.ResponseHeaderTimeout = idle
 		tr.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
@@ -134,80 +133,104 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	return client, nil
 }
 
-// get sends a signed GetObject for n bytes at off; conditional asks for the opened version
-// only (If-Match its ETag, else If-Unmodified-Since its date), and a 412 says it changed.
-// The answer is the store's own HTTP response, so that every rule of the HTTP transport
-// (Content-Range, ETag, size) judges it alike.
-func (s *s3Object) get(ctx context.Context, o *Object, off, n int64, conditional bool) (*http.Response, error) {
-	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: &s.key, Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1))}
-	if conditional {
-		if o.etag != "" {
-			in.IfMatch = aws.String(o.etag)
-		} else if !o.lastModified.IsZero() {
-			in.IfUnmodifiedSince = aws.Time(o.lastModified)
+// S3RoundTripper sends GET requests for s3://BUCKET/KEY URLs as GetObject requests of
+// client, signed with its credentials, so that an HTTP client reads S3 objects as it reads a
+// web server: Range and If-Match go to S3 as they are; If-Range, which S3 lacks, is If-Match
+// (or If-Unmodified-Since for a date) and, when that fails, a second request for the whole
+// object, as If-Range means. The answer is the store's own response; one with an error status
+// has the store's error code as its body. A request that got no answer is an error.
+func S3RoundTripper(client *s3.Client) http.RoundTripper { return s3RoundTripper{client} }
+
+type s3RoundTripper struct{ client *s3.Client }
+
+func (rt s3RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	bucket, key := req.URL.Host, strings.TrimPrefix(req.URL.Path, "/")
+	if req.Method != http.MethodGet || req.URL.Scheme != "s3" || bucket == "" || key == "" || req.URL.RawQuery != "" {
+		return nil, fmt.Errorf("%w: only a GET of s3://BUCKET/KEY goes to S3", ErrNotHTTP)
+	}
+	in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}
+	if r := req.Header.Get("Range"); r != "" {
+		in.Range = &r
+	}
+	if m := req.Header.Get("If-Match"); m != "" {
+		in.IfMatch = &m
+	}
+	ifRange := req.Header.Get("If-Range")
+	if ifRange != "" && in.Range != nil {
+		if t, err := http.ParseTime(ifRange); err == nil {
+			in.IfUnmodifiedSince = &t
+		} else {
+			in.IfMatch = &ifRange
 		}
 	}
-	out, err := s.client.GetObject(ctx, in)
+	resp, err := rt.get(req.Context(), in)
+	if err == nil && ifRange != "" && in.Range != nil && resp.StatusCode == http.StatusPreconditionFailed {
+		resp.Body.Close()
+		in.Range, in.IfMatch, in.IfUnmodifiedSince = nil, nil, nil
+		resp, err = rt.get(req.Context(), in)
+	}
 	if err != nil {
-		var re *smithyhttp.ResponseError
-		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusPreconditionFailed {
-			return nil, o.changedError("status 412 for the opened version's ETag")
-		}
-		return nil, o.s3Error(err)
+		return nil, err
 	}
-	raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response)
-	if !ok || raw.Response == nil {
-		out.Body.Close()
-		return nil, &Error{URL: o.display, Err: fmt.Errorf("%w: no HTTP response", ErrBadResponse)}
-	}
-	resp := raw.Response
-	resp.Body = out.Body
+	resp.Request = req
 	return resp, nil
 }
 
-// s3Error types a failed S3 request. The SDK's messages name the operation and the store's
-// error code, never the credentials or the signature.
-func (o *Object) s3Error(err error) error {
-	if err := contextError(err); err != nil {
-		return &Error{URL: o.display, Err: err}
-	}
-	status := 0
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) {
-		status = re.HTTPStatusCode()
-	}
-	var apiErr smithy.APIError
-	if !errors.As(err, &apiErr) {
-		if status != 0 {
-			return &Error{URL: o.display, Status: status, Err: fmt.Errorf("%w: %d", ErrStatus, status)}
+func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.Response, error) {
+	out, err := rt.client.GetObject(ctx, in)
+	if err == nil {
+		raw, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response)
+		if !ok || raw.Response == nil {
+			out.Body.Close()
+			return nil, fmt.Errorf("%w: no HTTP response", ErrBadResponse)
 		}
-		return &Error{URL: o.display, Err: transportError(err)}
+		resp := raw.Response
+		resp.Body = out.Body
+		return resp, nil
 	}
-	code := apiErr.ErrorCode()
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil || re.HTTPStatusCode() == 0 {
+		if err := contextError(err); err != nil {
+			return nil, err
+		}
+		return nil, transportError(err)
+	}
+	code := http.StatusText(re.HTTPStatusCode())
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() != "" {
+		code = apiErr.ErrorCode()
+	}
+	resp := *re.Response.Response
+	resp.Header = resp.Header.Clone()
+	resp.Header.Del("Content-Length")
+	resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(code)), int64(len(code))
+	return &resp, nil
+}
+
+// s3StatusError types an S3 store's error answer, whose body S3RoundTripper made its error
+// code.
+func (o *Object) s3StatusError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	code := string(b)
 	var kind error
 	switch {
-	case code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" || code == "IllegalLocationConstraintException" ||
-		status == http.StatusMovedPermanently:
+	case resp.StatusCode == http.StatusMovedPermanently || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" ||
+		code == "IllegalLocationConstraintException":
 		kind = ErrWrongRegion
-		if region := bucketRegion(re); region != "" {
+		if region := resp.Header.Get("X-Amz-Bucket-Region"); region != "" {
 			code += ", the bucket's region is " + region
 		}
-	case status == http.StatusForbidden || code == "AccessDenied" || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch":
+	case resp.StatusCode == http.StatusForbidden:
 		kind = ErrAccessDenied
-	case status == http.StatusNotFound || code == "NoSuchBucket" || code == "NoSuchKey":
+	case resp.StatusCode == http.StatusNotFound:
 		kind = ErrNotFound
 	default:
 		kind = ErrStatus
 	}
-	return &Error{URL: o.display, Status: status, Err: fmt.Errorf("%w (%s)", kind, code)}
-}
-
-// bucketRegion is the region S3 names in a wrong-region answer.
-func bucketRegion(re *smithyhttp.ResponseError) string {
-	if re == nil || re.Response == nil {
-		return ""
-	}
-	return re.Response.Header.Get("X-Amz-Bucket-Region")
+	return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w (%s)", kind, code)}
 }
 
 // contextError is the cancellation or deadline that ended a request, if one did: what the

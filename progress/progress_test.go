@@ -195,15 +195,10 @@ func TestFloodIsBounded(t *testing.T) {
 				}
 			}
 			big := strings.Repeat("\"\\", MaxLog/2-8) // escapes to the largest line
-			rejected := 0
 			for i := 0; i < 40; i++ {
 				body := fmt.Sprintf(`{"phase":"failed","unit":"install-to-disk.service","status":1,"log":%q}`, fmt.Sprint(i)+big)
-				switch code := post(t, url, body); code {
-				case 204:
-				case http.StatusInsufficientStorage:
-					rejected++
-				default:
-					t.Fatalf("failure %d: %d", i, code)
+				if code := post(t, url, body); code != 204 {
+					t.Fatalf("failure %d: %d, want 204: a failure is never refused for space", i, code)
 				}
 			}
 			recs, err := store.Records("sno")
@@ -219,14 +214,89 @@ func TestFloodIsBounded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if info.Size() > int64(MaxFileSize) || info.Mode().Perm() != 0o600 || rejected == 0 {
-					t.Errorf("file of %d bytes (max %d), mode %v, %d refused", info.Size(), MaxFileSize, info.Mode(), rejected)
+				if info.Size() > int64(MaxFileSize) || info.Mode().Perm() != 0o600 {
+					t.Errorf("file of %d bytes (max %d), mode %v", info.Size(), MaxFileSize, info.Mode())
 				}
 			}
 			if n := strings.Count(strings.Join(*recorded, ","), "bootkube-started"); n != 1 {
 				t.Errorf("bootkube-started recorded %d times", n)
 			}
 		})
+	}
+}
+
+// A unit that fails again and again, with another journal each time, does not crowd out the
+// failure that came after it: both stores keep the last failures, and refuse none.
+func TestLastFailuresAreKept(t *testing.T) {
+	for name, store := range map[string]Store{"memory": &MemoryStore{}, "file": &FileStore{Dir: t.TempDir()}} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := store.Add("sno", Record{Report: Report{Phase: LiveBooted}}); err != nil {
+				t.Fatal(err)
+			}
+			status := 1
+			for i := range 3 * maxFailures {
+				rec := Record{Report: Report{Phase: Failed, Unit: "flappy.service", Status: &status, Log: fmt.Sprint("try ", i)}}
+				if added, err := store.Add("sno", rec); !added || err != nil {
+					t.Fatalf("failure %d: added %v, %v", i, added, err)
+				}
+			}
+			real := Record{Report: Report{Phase: Failed, Unit: "install-to-disk.service", Status: &status, Log: "no such disk"}}
+			if added, err := store.Add("sno", real); !added || err != nil {
+				t.Fatalf("the last failure: added %v, %v", added, err)
+			}
+			recs, err := store.Records("sno")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reached, failure := Latest(recs)
+			if reached != LiveBooted || failure == nil || failure.Unit != "install-to-disk.service" {
+				t.Fatalf("latest: %s, %+v; want live-booted and the install-to-disk failure", reached, failure)
+			}
+			if n := countFailures(recs); n > 2*maxFailures || n < maxFailures {
+				t.Errorf("%d failures kept, want the last %d to %d", n, maxFailures, 2*maxFailures)
+			}
+			if recs[len(recs)-2].Log != fmt.Sprint("try ", 3*maxFailures-1) {
+				t.Errorf("the failure before the last is %q, want the newest of flappy.service", recs[len(recs)-2].Log)
+			}
+		})
+	}
+}
+
+// A FileStore neither reads nor writes through a symbolic link at a node's file, and makes
+// its directory private.
+func TestFileStoreRefusesLinks(t *testing.T) {
+	nodes := t.TempDir()
+	dir := filepath.Join(nodes, DirName)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	victim := filepath.Join(nodes, "victim.txt")
+	if err := os.WriteFile(victim, []byte("victim line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../victim.txt", FilePath(dir, "sno")); err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	s := &FileStore{Dir: dir, Log: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }}
+	if _, err := s.Add("sno", Record{Report: Report{Phase: LiveBooted}}); !errors.Is(err, ErrLink) {
+		t.Errorf("Add through a link: %v, want ErrLink", err)
+	}
+	if _, err := s.Records("sno"); !errors.Is(err, ErrLink) {
+		t.Errorf("Records through a link: %v, want ErrLink", err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "victim line\n" {
+		t.Errorf("the link's target became %q", got)
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o700 || len(logged) != 1 || !strings.Contains(logged[0], "0700") {
+		t.Errorf("directory mode %v, logged %q; want 0700 and one line saying so", info.Mode().Perm(), logged)
 	}
 }
 

@@ -32,9 +32,6 @@ const (
 	phaseCount  = 8 // len(Phases)
 )
 
-// ErrFull is an Add refused because the node's file reached MaxFileSize.
-var ErrFull = errors.New("the node's progress file is full")
-
 // MemoryStore keeps records in memory, for a server that keeps no state of its own (a fleet
 // replica, whose log and metrics carry them on).
 type MemoryStore struct {
@@ -89,10 +86,15 @@ func dropOldestFailure(records []Record) []Record {
 }
 
 // FileStore keeps each node's records in Dir/<node>.jsonl, one JSON object a line, appended
-// with one write each: a crash leaves at most a cut last line, which reading skips. A file
-// stops growing at MaxFileSize.
+// with one write each: a crash leaves at most a cut last line, which reading skips. Like a
+// MemoryStore it keeps the last failures: once the file holds 2*maxFailures of them (or
+// MaxFileSize bytes), it is rewritten with the last maxFailures, so a failure report is never
+// refused for space. Dir is made 0700 (a looser one is tightened) and a symbolic link at a
+// node's file is refused, never written through: the records carry failure journals.
 type FileStore struct {
 	Dir string
+	// Log, when set, is told when Dir's mode was tightened.
+	Log func(format string, args ...any)
 
 	mu sync.Mutex
 }
@@ -102,44 +104,42 @@ func FilePath(dir, node string) string {
 	return filepath.Join(dir, node+".jsonl")
 }
 
+// ErrLink is a node's file in a FileStore that is a symbolic link: it is neither read nor
+// written through.
+var ErrLink = errors.New("is a symbolic link, not a progress file")
+
 // Add implements Store.
 func (s *FileStore) Add(node string, rec Record) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	records, err := ReadFile(FilePath(s.Dir, node))
+	if err := s.makeDir(); err != nil {
+		return false, err
+	}
+	path := FilePath(s.Dir, node)
+	records, size, err := readNoFollow(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
-	failures := 0
 	for _, r := range records {
 		if same(r.Report, rec.Report) {
 			return false, nil
 		}
-		if r.Phase == Failed {
-			failures++
-		}
-	}
-	if rec.Phase == Failed && failures >= 2*maxFailures {
-		return false, ErrFull
 	}
 	line, err := marshalRecord(rec)
 	if err != nil {
 		return false, err
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return false, err
+	if size+int64(len(line))+1 > int64(MaxFileSize) || rec.Phase == Failed && countFailures(records) >= 2*maxFailures {
+		for countFailures(records) >= maxFailures {
+			records = dropOldestFailure(records)
+		}
+		return true, s.rewrite(path, append(records, rec))
 	}
-	f, err := os.OpenFile(FilePath(s.Dir, node), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
-		return false, err
+		return false, noFollowError(path, err)
 	}
-	info, err := f.Stat()
-	if err == nil && info.Size()+int64(len(line))+1 > int64(MaxFileSize) {
-		err = ErrFull
-	}
-	if err == nil {
-		_, err = f.Write(append(line, '\n'))
-	}
+	_, err = f.Write(append(line, '\n'))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -147,6 +147,91 @@ func (s *FileStore) Add(node string, rec Record) (bool, error) {
 		err = closeErr
 	}
 	return err == nil, err
+}
+
+// makeDir makes Dir 0700, or tightens the mode of one that exists.
+func (s *FileStore) makeDir() error {
+	if err := os.Mkdir(s.Dir, 0o700); err == nil || !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	info, err := os.Lstat(s.Dir)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s: not a directory: the progress records need a directory of their own", s.Dir)
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(s.Dir, 0o700); err != nil {
+			return fmt.Errorf("%s is open to other users (mode %v) and cannot be made private: %w", s.Dir, info.Mode().Perm(), err)
+		}
+		if s.Log != nil {
+			s.Log("%s was mode %v; made it 0700: the progress records carry failure journals", s.Dir, info.Mode().Perm())
+		}
+	}
+	return nil
+}
+
+// rewrite replaces the file at path with records, atomically: a crash leaves the old file or
+// the new one, and a link at path is replaced, not followed.
+func (s *FileStore) rewrite(path string, records []Record) error {
+	var buf bytes.Buffer
+	for _, r := range records {
+		line, err := marshalRecord(r)
+		if err != nil {
+			return err
+		}
+		buf.Write(append(line, '\n'))
+	}
+	f, err := os.CreateTemp(s.Dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// readNoFollow reads a FileStore's file and its size, refusing a symbolic link.
+func readNoFollow(path string) ([]Record, int64, error) {
+	if oNoFollow == 0 {
+		if info, err := os.Lstat(path); err == nil && info.Mode()&os.ModeSymlink != 0 {
+			return nil, 0, fmt.Errorf("%s %w", path, ErrLink)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, 0, noFollowError(path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s: not a regular file", path)
+	}
+	records, err := readRecords(io.LimitReader(f, int64(MaxFileSize)))
+	return records, info.Size(), err
+}
+
+// noFollowError names a link that an open with oNoFollow refused.
+func noFollowError(path string, err error) error {
+	if info, lerr := os.Lstat(path); lerr == nil && info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", path, ErrLink)
+	}
+	return err
 }
 
 // marshalRecord is rec on one line, with <, > and & as they are.
@@ -162,7 +247,7 @@ func marshalRecord(rec Record) ([]byte, error) {
 
 // Records implements Store.
 func (s *FileStore) Records(node string) ([]Record, error) {
-	records, err := ReadFile(FilePath(s.Dir, node))
+	records, _, err := readNoFollow(FilePath(s.Dir, node))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,13 +20,47 @@ type reports struct {
 	store   progress.Store
 	// phase is sno_iso_node_phase: the time each node reported each phase.
 	phase *prometheus.GaugeVec
+	// problems spaces the log lines of reports not kept: a node, or anyone with its report
+	// URL, can post them as fast as it likes.
+	problems logThrottle
+}
+
+// problemLogInterval is the least time between two log lines of reports not kept.
+const problemLogInterval = 10 * time.Second
+
+// logThrottle lets one log line through per problemLogInterval and counts the others.
+type logThrottle struct {
+	mu      sync.Mutex
+	next    time.Time
+	skipped int
+}
+
+// allow reports whether a line may be logged at now and, if so, how many were not since the
+// last one.
+func (l *logThrottle) allow(now time.Time) (skipped int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Before(l.next) {
+		l.skipped++
+		return 0, false
+	}
+	skipped, l.skipped, l.next = l.skipped, 0, now.Add(problemLogInterval)
+	return skipped, true
+}
+
+// skippedNote ends a throttled log line with the count of the lines it stands for.
+func skippedNote(skipped int) string {
+	if skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d more not logged)", skipped)
 }
 
 // newReports sets up the report URLs of a server with a secret; an open server takes none.
 func (s *Server) newReports() {
 	store := s.cfg.ReportStore
 	if store == nil {
-		store = &progress.FileStore{Dir: filepath.Join(s.cfg.NodesDir, progress.DirName)}
+		store = &progress.FileStore{Dir: filepath.Join(s.cfg.NodesDir, progress.DirName), Log: s.log.Printf}
 	}
 	rp := &reports{store: store, phase: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "sno_iso_node_phase",
@@ -43,7 +78,11 @@ func (s *Server) newReports() {
 				s.cfg.OnReport(node, rec, s.log.Printf)
 			}
 		},
-		Problem: func(node string, err error) { s.log.Printf("node %s: a report was not kept: %v", node, err) },
+		Problem: func(node string, err error) {
+			if skipped, ok := rp.problems.allow(time.Now()); ok {
+				s.log.Printf("node %s: a report was not kept: %v%s", node, err, skippedNote(skipped))
+			}
+		},
 	}
 	s.reports = rp
 }

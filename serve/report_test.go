@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,5 +84,33 @@ func TestOpenServerTakesNoReports(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST on an open server: %d", resp.StatusCode)
+	}
+}
+
+// brokenStore refuses every report, as a store on a full or read-only disk does.
+type brokenStore struct{}
+
+func (brokenStore) Add(string, progress.Record) (bool, error) {
+	return false, errors.New("no space left on device")
+}
+func (brokenStore) Records(string) ([]progress.Record, error) { return nil, nil }
+
+// Reports that cannot be kept are logged, but not one line each: whoever holds a report URL
+// may post as fast as it likes.
+func TestReportsNotKeptAreLoggedSparingly(t *testing.T) {
+	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.ReportStore = brokenStore{} })
+	url := progress.URL(h.url, h.srv.publishedSecret().Key, "a")
+	for i := range 50 {
+		resp, err := http.Post(url, "application/json", strings.NewReader(fmt.Sprintf(`{"phase":"failed","log":"try %d"}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusInsufficientStorage {
+			t.Fatalf("report %d: %d, want 507", i, resp.StatusCode)
+		}
+	}
+	if n := strings.Count(h.log.String(), "a report was not kept"); n != 1 {
+		t.Errorf("%d log lines for 50 reports not kept in a row, want 1:\n%s", n, h.log.String())
 	}
 }

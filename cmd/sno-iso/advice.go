@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
 	"github.com/sno-iso/sno-iso/serve"
+	"github.com/urfave/cli/v2"
 )
 
 // advice is what the command line adds to a library error: the flag or command that fixes
@@ -37,6 +37,15 @@ var advice = []struct {
 		"or fetch it once with `sno-iso download --url URL --sha256 HEX` and pass its path to --iso"},
 	{origin.ErrStatus, "; check the --iso URL (a pre-signed URL may have expired)"},
 	{origin.ErrBadResponse, "; check the --iso URL (a pre-signed URL may have expired)"},
+	{origin.ErrNoCredentials, "; the AWS SDK's chain looked in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN), " +
+		"the shared files ~/.aws/credentials and ~/.aws/config (AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), " +
+		"a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN: IRSA), container credentials " +
+		"(AWS_CONTAINER_CREDENTIALS_FULL_URI: EKS Pod Identity, ECS) and the EC2 instance metadata service: set one"},
+	{origin.ErrNoRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
+	{origin.ErrWrongRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
+	{origin.ErrAccessDenied, "; check the credentials the AWS SDK found (AWS_ACCESS_KEY_ID and its secret, or AWS_PROFILE's) and " +
+		"that they may read the object (s3:GetObject)"},
+	{origin.ErrNotFound, "; check the bucket and key of the s3:// URL, and --s3-endpoint and --s3-path-style for an on-premises store"},
 }
 
 // errorText is what the user reads of err: its text, followed by the advice of the first
@@ -57,9 +66,16 @@ var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-net
 // Source: the node's overrides are the command line's flags.
 var overrideFlags = map[node.WarningKind]string{node.DiskWarning: "--installation-disk"}
 
-// printWarnings prints a node's warnings, naming the flag beside the setting they advise, or
-// the flag that set the value they are about.
-func printWarnings(w io.Writer, warnings []node.Warning) {
+// dropInOverrideFlags are overrideFlags as the coreos-installer drop-in's customize spells them.
+var dropInOverrideFlags = map[node.WarningKind]string{node.DiskWarning: "--dest-device"}
+
+// printWarnings prints a node's warnings on c's standard error, naming the flag beside the
+// setting they advise, or the flag that set the value they are about.
+func printWarnings(c *cli.Context, warnings []node.Warning) {
+	w, overrideFlags := c.App.ErrWriter, overrideFlags
+	if isDropIn(c) {
+		overrideFlags = dropInOverrideFlags
+	}
 	for _, warning := range warnings {
 		text := warning.String()
 		if flag, ok := warningFlags[warning.Kind]; ok && warning.Setting != "" {

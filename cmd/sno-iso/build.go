@@ -14,7 +14,7 @@ func buildCommand() *cli.Command {
 			"`openshift-install create single-node-ignition-config` wrote, sets its install-to-disk unit and\n" +
 			"script from sno.yaml (or install-config.yaml's bootstrapInPlace) and the flags, and writes a copy\n" +
 			"of the live ISO that boots, installs the node to the disk and reboots into it.",
-		Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
+		Flags: append(append(liveISOFlags("the RHCOS live `ISO`: a path, or an http(s) or s3://BUCKET/KEY URL"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (- for standard output; default sno-<volume id>.iso)"},
 			forceFlag("replace an existing output file"),
 			&cli.BoolFlag{Name: "minimal", Usage: "make a minimal ISO, without the root file system (see sno-iso minimal)",
@@ -75,7 +75,7 @@ func build(c *cli.Context) error {
 		defer media.Derived.Close()
 	}
 	// Everything is validated: warnings now, so that errors come alone.
-	printWarnings(c.App.ErrWriter, append(n.Warnings, media.Warnings...))
+	printWarnings(c, append(n.Warnings, media.Warnings...))
 	o, done, err := outputFor(c, media.Image.Size(), isoPath, out, inputs)
 	if err != nil {
 		return err

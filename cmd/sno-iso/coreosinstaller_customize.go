@@ -154,7 +154,7 @@ func writeCustomizedInitramfs(nc *cli.Context, initramfs, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", initramfs, err)
 	}
-	printWarnings(nc.App.ErrWriter, n.Warnings)
+	printWarnings(nc, n.Warnings)
 	if err := writeResult(nc, img, initramfs, out, append(commandInputs(nc, initramfs), files...)); err != nil {
 		return err
 	}
@@ -201,6 +201,10 @@ func customizeNodeArgs(c *cli.Context) ([]string, error) {
 		AppendKargs: c.StringSlice("dest-karg-append"), DeleteKargs: c.StringSlice("dest-karg-delete"),
 		Consoles: c.StringSlice("dest-console")})
 
+	if settings.DestDevice == "" {
+		return nil, usagef("sno-iso's customize makes media that install the node: give the installation disk with --dest-device PATH " +
+			"(or dest-device in an --installer-config file)")
+	}
 	args := []string{"--ignition=" + bip}
 	add := func(name string, values ...string) {
 		for _, v := range values {
@@ -208,9 +212,7 @@ func customizeNodeArgs(c *cli.Context) ([]string, error) {
 		}
 	}
 	add("live-ignition", fragments...)
-	if settings.DestDevice != "" {
-		add("installation-disk", settings.DestDevice)
-	}
+	add("installation-disk", settings.DestDevice)
 	add("customize", c.StringSlice("dest-ignition")...)
 	add("append-karg", settings.AppendKargs...)
 	for _, console := range settings.Consoles {

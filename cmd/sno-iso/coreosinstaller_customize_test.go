@@ -51,6 +51,7 @@ func TestDropInISOCustomizeIsBuild(t *testing.T) {
 		{[]string{"--dest-device", disk}, 2, "give the bootstrap-in-place config"},
 		{[]string{"--live-ignition", dest}, 2, "none of the live Ignition configs is the bootstrap-in-place config"},
 		{[]string{"--live-ignition", ign}, 2, "give -o OUTPUT"},
+		{[]string{"--live-ignition", ign, "--dest-karg-append", "nosmt"}, 2, "give the installation disk with --dest-device PATH"},
 		{[]string{"--live-ignition", ign, "--live-ignition", other}, 1, "a second bootstrap-in-place config"},
 		{[]string{"--live-ignition", ign, "--installer-config", filepath.Join(dir, "typo.yaml")}, 1, `did you mean "dest-device"?`},
 		{[]string{"--live-ignition", ign, "--installer-config", filepath.Join(dir, "url.yaml")}, 1,
@@ -121,6 +122,12 @@ func TestDropInCustomizeAdditionsAreBuild(t *testing.T) {
 		`"certificateAuthorities":[{`, `"merge":[{"source":"data:;base64,`} {
 		if !strings.Contains(string(live), want) {
 			t.Errorf("the live config lacks %s", want)
+		}
+	}
+	inspect := string(mustSno(t, nil, "inspect", built))
+	for _, want := range []string{"pre-install: /usr/local/bin/pre-install-prepare.sh\n", "post-install: /usr/local/bin/post-install-notify.sh\n"} {
+		if !strings.Contains(inspect, want) {
+			t.Errorf("inspect does not show %q:\n%s", want, inspect)
 		}
 	}
 }

@@ -89,12 +89,13 @@ func TestDocsMentionEveryCommand(t *testing.T) {
 }
 
 // completionCases are command lines up to the cursor and what completing them must offer;
-// nil means file names, as in an ISO argument.
+// nil means file names, as in an ISO argument, and an empty list nothing (a URL, a duration).
 var completionCases = []struct {
 	line string
 	want []string
 }{
-	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe", "reset", "serve", "version", "wait"}},
+	{"sno-iso ", []string{"bmc", "build", "download", "ignition", "inspect", "kargs", "machineconfig", "minimal", "network", "pxe",
+		"reset", "serve", "version", "wait"}},
 	{"sno-iso ignition ", []string{"embed", "remove", "show"}},
 	{"sno-iso pxe ignition ", []string{"unwrap", "wrap"}},
 	{"sno-iso pxe ", []string{"build", "extract", "ignition"}},
@@ -116,6 +117,9 @@ var completionCases = []struct {
 	{"sno-iso serve --nodes ", []string{"nodes"}},
 	{"sno-iso serve urls --nodes nodes --node ", []string{"sno1", "sno2"}},
 	{"sno-iso build --ignition ", nil},
+	{"sno-iso build --installation-disk ", nil},
+	{"sno-iso bmc boot --timeout ", []string{}},
+	{"sno-iso serve --base-url ", []string{}},
 }
 
 // dropInCompletionCases are the same for the coreos-installer link's own completion.
@@ -131,6 +135,7 @@ var dropInCompletionCases = []struct {
 	{"coreos-installer download -s ", []string{"next", "stable", "testing"}},
 	{"coreos-installer iso extract pxe -o ", []string{"nodes"}},
 	{"coreos-installer iso ignition show ", nil},
+	{"coreos-installer iso kargs modify -a ", []string{}},
 }
 
 // completionDir is a working directory holding one file and a nodes directory with two
@@ -204,11 +209,14 @@ func bashScript(script, prog string) func(line string) string {
 		words, n := shellWords(line)
 		// Bash itself falls back to file names (complete -o default) when the function
 		// offers nothing; the harness does the same after checking that it was asked to.
+		// compopt works only inside completion: the stand-in notes that the function
+		// turned the fallback off.
 		return fmt.Sprintf(`source %q
 complete -p %s | grep -q -- '-o default' || { echo "not registered with -o default"; exit 1; }
+compopt() { [[ "$*" == "+o default" ]] && nodefault=1; }
 COMP_WORDS=(%s); COMP_CWORD=%d
 _%s
-[ ${#COMPREPLY[@]} -gt 0 ] || COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+[ ${#COMPREPLY[@]} -gt 0 ] || [ -n "$nodefault" ] || COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
 printf '%%s\n' "${COMPREPLY[@]}"`, script, prog, words, n-1, strings.ReplaceAll(prog, "-", "_"))
 	}
 }
@@ -226,7 +234,9 @@ func zshScript(script string) func(line string) string {
 		// compadd and _files exist only inside a completion widget: these stand-ins print
 		// the candidates that match the word under the cursor, as zsh would offer them
 		// (_files -/ directories only).
-		return fmt.Sprintf(`compadd() { [[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true; }
+		return fmt.Sprintf(`compadd() {
+	[[ $1 == -- ]] && shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -- $w; done; true
+}
 _files() { if [[ $1 == -/ ]]; then print -l -- *(N/); else print -l -- *(N); fi; }
 words=(%s); CURRENT=%d
 source %q`, words, n, script)
@@ -285,6 +295,60 @@ func TestDocsIndependentOfBuilder(t *testing.T) {
 	for _, want := range []string{machineDefaults["arch"], "~/Library/Caches on macOS"} {
 		if !strings.Contains(man, want) {
 			t.Errorf("the man page does not say %q", want)
+		}
+	}
+}
+
+// TestCompletedValuesAreTheAcceptedOnes: where a command refuses a value with the list of the
+// ones it takes, completion offers exactly that list.
+func TestCompletedValuesAreTheAcceptedOnes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"sno-iso", "download", "--format", "zzz"}, "format"},
+		{[]string{"sno-iso", "bmc", "boot", "--bmc", "https://127.0.0.1:1", "--iso-url", "http://127.0.0.1:1/x.iso", "--boot-mode", "zzz"},
+			"boot-mode"},
+		{[]string{"sno-iso", "serve", "--iso", "x.iso", "--nodes", dir, "--log-format", "zzz"}, "log-format"},
+		{[]string{"sno-iso", "wait", "--node", dir, "--for", "zzz"}, "for"},
+		{[]string{"sno-iso", "machineconfig", "--role", "zzz", "x.ign"}, "role"},
+		{[]string{dropInName, "download", "-s", "zzz"}, "stream"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(c.args, nil, io.Discard, &stderr); code == 0 {
+			t.Errorf("%q succeeded", c.args)
+			continue
+		}
+		msg := strings.TrimSpace(stderr.String())
+		list := msg
+		for _, lead := range []string{"must be ", "one of ", "give ", "stream name ("} {
+			if _, after, ok := strings.Cut(msg, lead); ok {
+				list = after
+			}
+		}
+		list, _, _ = strings.Cut(list, ", got")
+		list, _, _ = strings.Cut(list, ")")
+		accepted := strings.FieldsFunc(strings.ReplaceAll(list, " or ", ", "), func(r rune) bool { return r == ',' || r == ' ' })
+		app := newApp(nil, io.Discard, io.Discard)
+		if c.args[0] == dropInName {
+			app = newDropInApp(nil, io.Discard, io.Discard)
+		}
+		var path []string
+		for _, w := range c.args[1:] {
+			if strings.HasPrefix(w, "-") {
+				break
+			}
+			path = append(path, w)
+		}
+		cmd := commandNamed(app, strings.Join(append([]string{app.Name}, path...), " "))
+		i := slices.IndexFunc(cmd.Flags, func(f cli.Flag) bool { return f.Names()[0] == c.flag })
+		offered := strings.Fields(valueCompletion(app.Name, strings.Join(path, " "), cmd.Flags[i]))
+		slices.Sort(accepted)
+		slices.Sort(offered)
+		if !slices.Equal(accepted, offered) {
+			t.Errorf("%s --%s: completion offers %q, the command takes %q (%s)",
+				strings.Join(c.args[:len(path)+1], " "), c.flag, offered, accepted, msg)
 		}
 	}
 }

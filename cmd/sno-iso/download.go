@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/sno-iso/sno-iso/internal/input"
 	"github.com/sno-iso/sno-iso/internal/redact"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/origin"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,18 +36,29 @@ func downloadCommand() *cli.Command {
 			"`openshift-install coreos print-stream-json` prints, as a file or URL, or a Fedora CoreOS stream\n" +
 			"name), or takes one --url with its sha256, and downloads them into the cache: checked against\n" +
 			"their sha256 while streaming, resumed where a connection broke, retried when the server asks\n" +
-			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.",
-		Flags: append(streamFlags(),
-			&cli.StringFlag{Name: "format", Value: download.FormatISO,
-				Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
-			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
-			forceFlag("replace existing files in DIR"),
-			&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's)"},
-			&cli.StringFlag{Name: "sha256", Usage: "with --url: the file's sha256 `HEX` digest"},
-			&cli.StringFlag{Name: "sha256sum-url", Usage: "with --url: take the digest from the sha256sum.txt at `URL`"},
-		),
+			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.\n" +
+			"With --upload s3://BUCKET/KEY it then puts the verified files into an S3 bucket, the sha256 as\n" +
+			"their x-amz-meta-sha256 metadata, skipping an object that already holds them.",
+		Flags:  downloadFlags(),
 		Action: downloadArtifacts,
 	}
+}
+
+// downloadFlags are download's own, the stream's, and those that reach an S3 store for
+// --upload.
+func downloadFlags() []cli.Flag {
+	flags := append(streamFlags(),
+		&cli.StringFlag{Name: "format", Value: download.FormatISO,
+			Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
+		&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
+		forceFlag("replace existing files in DIR"),
+		&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's, " +
+			"or s3://BUCKET/KEY with the AWS SDK's credentials)"},
+		&cli.StringFlag{Name: "sha256", Usage: "with --url: the file's sha256 `HEX` digest"},
+		&cli.StringFlag{Name: "sha256sum-url", Usage: "with --url: take the digest from the sha256sum.txt at `URL`"},
+		uploadFlag,
+	)
+	return append(flags, originFlags()...)
 }
 
 // streamFlags name a stream's artifact and how to fetch it: download's, and those of the
@@ -89,6 +103,9 @@ func downloadArtifacts(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := reachOrigin(c, d.cache.Fetcher); err != nil {
+		return err
+	}
 	var artifacts []download.Artifact
 	if c.IsSet("url") {
 		artifacts, err = urlArtifact(c, d.cache.Fetcher)
@@ -97,6 +114,16 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	var targets []uploadTarget
+	if c.IsSet("upload") {
+		names := make([]string, len(artifacts))
+		for i, a := range artifacts {
+			names[i] = a.Name()
+		}
+		if targets, err = uploadTargets(c.String("upload"), names); err != nil {
+			return err
+		}
 	}
 	if dir != "" && !c.Bool("force") {
 		for _, a := range artifacts {
@@ -115,6 +142,11 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	if dir != "" {
 		if paths, err = copyInto(c, paths, dir); err != nil {
+			return err
+		}
+	}
+	if targets != nil {
+		if err := d.upload(c, artifacts, targets); err != nil {
 			return err
 		}
 	}
@@ -260,6 +292,10 @@ func (d *downloader) get(c *cli.Context, a download.Artifact) (string, error) {
 		if errors.As(err, &mismatch) {
 			return "", fmt.Errorf("%w; the download was deleted: check that the stream or digest matches the file the URL serves", err)
 		}
+		var status *download.StatusError
+		if errors.As(err, &status) && origin.IsS3(a.URL) {
+			return "", s3StatusAdvice(err, status.Status)
+		}
 		var tooLarge *download.TooLargeError
 		if errors.As(err, &tooLarge) && !tooLarge.Declared {
 			return "", fmt.Errorf("%w; the download was deleted: raise --max-size if the file is really this large", err)
@@ -304,4 +340,45 @@ func copyArtifact(c *cli.Context, src, dest string) error {
 	defer done()
 	opts.Force = c.Bool("force")
 	return isobuilder.WriteFile(c.Context, img, dest, opts)
+}
+
+// reachOrigin lets f reach what originFlags say: the CA of --ca-file for https, and S3 for an
+// s3:// --url, with the AWS SDK's credentials.
+func reachOrigin(c *cli.Context, f *download.Fetcher) error {
+	opts, err := originOptions(c)
+	if err != nil {
+		return err
+	}
+	t, ok := f.Client.Transport.(*http.Transport)
+	if !ok {
+		return nil
+	}
+	if opts.RootCAs != nil {
+		t.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+	}
+	if !origin.IsS3(c.String("url")) {
+		return nil
+	}
+	if _, _, err := origin.ParseS3URL(c.String("url")); err != nil {
+		return usagef("--url %s: %v", c.String("url"), err)
+	}
+	client, err := origin.NewS3Client(c.Context, opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.String("url"), err)
+	}
+	t.RegisterProtocol("s3", origin.S3RoundTripper(client))
+	return nil
+}
+
+// s3StatusAdvice names what an S3 store's error status means, for errorText's advice.
+func s3StatusAdvice(err error, status int) error {
+	switch status {
+	case http.StatusForbidden:
+		return fmt.Errorf("%w: %w", err, origin.ErrAccessDenied)
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: %w", err, origin.ErrNotFound)
+	case http.StatusMovedPermanently:
+		return fmt.Errorf("%w: %w", err, origin.ErrWrongRegion)
+	}
+	return err
 }

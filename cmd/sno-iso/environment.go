@@ -34,11 +34,12 @@ var environment = []envVar{
 	{"AWS_PROFILE", "the profile of ~/.aws/config and ~/.aws/credentials to take credentials and region from", readsS3},
 	{"AWS_CONFIG_FILE", "the shared config file (default: ~/.aws/config)", readsS3},
 	{"AWS_SHARED_CREDENTIALS_FILE", "the shared credentials file (default: ~/.aws/credentials)", readsS3},
-	{"AWS_REGION", "the region s3:// requests are signed for, unless --s3-region", readsS3},
-	{"AWS_ENDPOINT_URL_S3", "the S3 store to reach, unless --s3-endpoint", readsS3},
+	{"AWS_REGION", "the region s3:// requests are signed for (an --s3-region option wins)", readsS3},
+	{"AWS_ENDPOINT_URL_S3", "the URL of the S3 store to reach instead of AWS (an --s3-endpoint option wins)", readsS3},
 	{"AWS_WEB_IDENTITY_TOKEN_FILE", "a web identity token to exchange for credentials (EKS IRSA), with AWS_ROLE_ARN", readsS3},
 	{"AWS_ROLE_ARN", "the role that the web identity token is exchanged for", readsS3},
 	{"AWS_CA_BUNDLE", "a PEM bundle of CAs added for s3:// requests", readsS3},
+	{"GOMEMLIMIT", "the Go runtime's soft memory limit; when unset, serve sets one from --node-cache-size", readsNodeCache},
 	{"TMPDIR", "the directory for temporary images: serve's media, and outputs written to standard output (default: /tmp)", readsTempDir},
 }
 
@@ -49,6 +50,8 @@ func hasFlag(cmd *cli.Command, names ...string) bool {
 
 func readsBMCAccount(cmd *cli.Command) bool { return hasFlag(cmd, "credentials-file") }
 
+func readsNodeCache(cmd *cli.Command) bool { return hasFlag(cmd, "node-cache-size") }
+
 func readsCache(cmd *cli.Command) bool { return hasFlag(cmd, "cache-dir") }
 
 // readsHTTP: the commands that fetch from a stream, a URL or a mirror, talk to a BMC or ask
@@ -57,8 +60,14 @@ func readsHTTP(cmd *cli.Command) bool {
 	return hasFlag(cmd, "stream", "url", "credentials-file", "serve-url", "stream-base-url")
 }
 
-// readsS3: the commands that take an s3:// URL, which the AWS SDK's default chain configures.
-func readsS3(cmd *cli.Command) bool { return hasFlag(cmd, "s3-endpoint") }
+// readsS3: the commands that take an s3:// URL, which the AWS SDK's default chain configures:
+// those with S3 options, or an --iso that may be a URL.
+func readsS3(cmd *cli.Command) bool {
+	return hasFlag(cmd, "s3-endpoint") || slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool {
+		doc, ok := f.(cli.DocGenerationFlag)
+		return ok && f.Names()[0] == "iso" && strings.Contains(doc.GetUsage(), "URL")
+	})
+}
 
 // readsTempDir: serve composes media in the temporary directory; a minimal ISO written to
 // standard output is assembled there.

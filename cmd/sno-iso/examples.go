@@ -50,6 +50,9 @@ var examples = map[string][]example{
 			does: "a minimal ISO whose live system fetches the root file system over HTTP"},
 		{line: "sno-iso build --stream stream.json --ignition bootstrap-in-place-for-live-iso.ign --config sno.yaml -o sno.iso",
 			does: "download the live ISO that `openshift-install coreos print-stream-json` names first", needs: needsNetwork},
+		{line: "sno-iso build --iso s3://images/rhcos-live.x86_64.iso --s3-endpoint https://minio.example.com:9000 --s3-path-style " +
+			"--ignition bootstrap-in-place-for-live-iso.ign --config sno.yaml -o sno.iso",
+			does: "read the live ISO from an on-premises S3 store (credentials from AWS_* or ~/.aws)", needs: needsNetwork},
 	},
 	"sno-iso ignition": {
 		{line: "sno-iso ignition show sno.iso", does: "print the Ignition config an ISO embeds"},
@@ -144,6 +147,8 @@ var examples = map[string][]example{
 	"sno-iso serve": {
 		{line: "sno-iso serve --iso rhcos-live.x86_64.iso --nodes nodes --listen :8080",
 			does: "serve every node of ./nodes at http://HOST:8080/TOKEN/NODE.iso", needs: needsServer},
+		{line: "sno-iso serve --iso s3://images/rhcos-live.x86_64.iso --nodes nodes --listen :8080",
+			does: "read the live ISO by ranges from S3 (credentials from AWS_* or ~/.aws)", needs: needsServer},
 		{line: "sno-iso serve urls --nodes nodes --base-url http://192.0.2.10:8080", does: "print the nodes' URLs"},
 	},
 	"sno-iso serve urls": {
@@ -159,6 +164,8 @@ var examples = map[string][]example{
 			does: "the RHCOS ISO `openshift-install coreos print-stream-json` names, copied here", needs: needsNetwork},
 		{line: "sno-iso download --url http://mirror.example.com/rhcos-live.x86_64.iso --sha256sum-url " +
 			"http://mirror.example.com/sha256sum.txt", does: "from a mirror, checked against its sha256sum.txt", needs: needsNetwork},
+		{line: "sno-iso download --stream stream.json --upload s3://images/rhcos/ --s3-endpoint https://minio.example.com:9000 " +
+			"--s3-path-style", does: "download, check, and put the ISO into a bucket for sno-iso serve --iso s3://", needs: needsNetwork},
 	},
 	"sno-iso bmc": {
 		{line: "sno-iso bmc boot --node nodes/sno1 --serve-url http://192.0.2.10:8080",
@@ -199,6 +206,8 @@ var examples = map[string][]example{
 			"-o sno.iso rhcos-live.x86_64.iso", does: "install the single node to /dev/sda, as sno-iso build does"},
 		{line: "coreos-installer iso customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
 			"--network-keyfile static-ip.nmconnection -o sno.iso rhcos-live.x86_64.iso", does: "with a static network"},
+		{line: "coreos-installer iso customize -f --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sdb " +
+			"-o sno-sdb.iso sno.iso", does: "start again from an ISO that is already customized (the input is left as it is)"},
 	},
 	"coreos-installer iso ignition": {
 		{line: "coreos-installer iso ignition show sno.iso", does: "print the embedded config"},
@@ -250,6 +259,10 @@ var examples = map[string][]example{
 	},
 	"coreos-installer iso reset": {
 		{line: "coreos-installer iso reset -o pristine.iso sno.iso", does: "a copy without customizations"},
+	},
+	"coreos-installer pxe customize": {
+		{line: "coreos-installer pxe customize --live-ignition bootstrap-in-place-for-live-iso.ign --dest-device /dev/sda " +
+			"-o sno-initramfs.img rhcos-live-initramfs.x86_64.img", does: "the live initramfs that installs the single node to /dev/sda"},
 	},
 	"coreos-installer pxe": {
 		{line: "coreos-installer pxe ignition wrap -i config.ign -o ignition.img", does: "wrap a config as an initrd"},

@@ -14,10 +14,6 @@ import (
 	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
-func (n exampleNeed) String() string {
-	return [...]string{"nothing", "the network", "a BMC", "a booting node", "to run until stopped"}[n]
-}
-
 // TestEveryCommandHasExamples: every command of sno-iso and of the coreos-installer drop-in
 // shows examples in its --help, and the table has no entry for a command that does not exist
 // (a renamed command would leave its examples behind).
@@ -61,6 +57,9 @@ func exampleWorkspace(t *testing.T, bin string) string {
 	writeFile(t, filepath.Join(dir, "agent-config.yaml"), agentConfig)
 	writeFile(t, filepath.Join(dir, "static-ip.nmconnection"), "[connection]\nid=eno1\ntype=ethernet\ninterface-name=eno1\n\n"+
 		"[ipv4]\nmethod=manual\naddress1=192.0.2.10/24,192.0.2.1\ndns=192.0.2.1;\n")
+	if err := os.WriteFile(filepath.Join(dir, "rhcos-live-initramfs.x86_64.img"), stockLiveInitramfs(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(dir, "config.ign"), `{"ignition":{"version":"3.2.0"}}`)
 	writeFile(t, filepath.Join(dir, "master.ign.orig"), pointerIgn)
 	writeFile(t, filepath.Join(dir, "master.ign"), pointerWithFile)
@@ -110,16 +109,24 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// removeOutput removes from dir the file that line writes with -o or --output, which the
-// workspace holds as the input of other examples.
-func removeOutput(t *testing.T, dir, line string) {
-	t.Helper()
+// outputOf is the file or directory that line writes with -o or --output, or "".
+func outputOf(line string) string {
 	words := strings.Fields(line)
 	for i, w := range words[:len(words)-1] {
-		if w == "-o" || w == "--output" {
-			if err := os.RemoveAll(filepath.Join(dir, words[i+1])); err != nil {
-				t.Fatal(err)
-			}
+		if (w == "-o" || w == "--output") && words[i+1] != "-" {
+			return words[i+1]
+		}
+	}
+	return ""
+}
+
+// removeOutput removes from dir what line writes, which the workspace may hold as the input
+// of other examples.
+func removeOutput(t *testing.T, dir, line string) {
+	t.Helper()
+	if out := outputOf(line); out != "" {
+		if err := os.RemoveAll(filepath.Join(dir, out)); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -143,16 +150,19 @@ func TestExamplesRun(t *testing.T) {
 	pxeWorkspace := t.TempDir()
 	copyTree(t, workspace, pxeWorkspace)
 	copyFile(t, withInitramfs(t, stockLiveInitramfs(t)), filepath.Join(pxeWorkspace, "rhcos-live.x86_64.iso"))
+	if err := os.WriteFile(filepath.Join(pxeWorkspace, "rhcos-live-initramfs.x86_64.img"), stockLiveInitramfs(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ran := 0
 	for name, list := range examples {
 		for _, e := range list {
 			if e.needs != offline {
-				t.Logf("not run (needs %s): %s", e.needs, e.line)
+				t.Logf("not run (%s): %s", needsText[e.needs], e.line)
 				continue
 			}
 			ran++
 			dir := t.TempDir()
-			if strings.Contains(e.line, " pxe build ") {
+			if strings.Contains(e.line, " pxe build ") || strings.Contains(e.line, " pxe customize ") {
 				copyTree(t, pxeWorkspace, dir)
 			} else {
 				copyTree(t, workspace, dir)
@@ -166,6 +176,12 @@ func TestExamplesRun(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Errorf("example of %s failed: %s: %v\n%s", name, e.line, err, out)
+				continue
+			}
+			if written := outputOf(e.line); written != "" {
+				if _, err := os.Stat(filepath.Join(dir, written)); err != nil {
+					t.Errorf("example of %s succeeded without writing %s: %s\n%s", name, written, e.line, out)
+				}
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/origin"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,8 +49,12 @@ func openISO(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
 
 // openISOToCopy opens an ISO that the command only reads, waiting for an in-place edit of it
 // to finish and holding off the next until the command ends: what it writes comes from one
-// version of the ISO.
+// version of the ISO. An ISO named by URL is read through its origin, pinned to the version
+// opened.
 func openISOToCopy(c *cli.Context, path string) (*isobuilder.LiveISO, error) {
+	if origin.IsURL(path) {
+		return openOriginISO(c, path)
+	}
 	iso, err := isobuilder.OpenToCopy(c.Context, path, inPlaceLockWait)
 	if errors.Is(err, isobuilder.ErrLocked) {
 		return nil, fmt.Errorf("%w; wait for it to finish and run the command again", err)

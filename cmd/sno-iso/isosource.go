@@ -5,10 +5,12 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// liveISOFlags name the live ISO of a command that reads one: --iso FILE, or --stream SOURCE
-// (with --arch, --cache-dir, --keyring) for the stream's ISO from the cache.
+// liveISOFlags name the live ISO of a command that reads one: --iso FILE or URL (with the
+// flags that reach its server), or --stream SOURCE (with --arch, --cache-dir, --keyring) for
+// the stream's ISO from the cache.
 func liveISOFlags(isoUsage string) []cli.Flag {
-	return append([]cli.Flag{&cli.StringFlag{Name: "iso", Usage: isoUsage + " (or --stream)"}}, streamFlags()...)
+	flags := append([]cli.Flag{&cli.StringFlag{Name: "iso", Usage: isoUsage + " (or --stream)"}}, streamFlags()...)
+	return append(flags, originFlags()...)
 }
 
 // withLiveISO runs action with --iso set to the live ISO the flags name: --iso itself, or

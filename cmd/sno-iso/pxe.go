@@ -61,7 +61,7 @@ func pxeCommand() *cli.Command {
 					"files from that URL and the live system its rootfs (coreos.live.rootfs_url); without it they\n" +
 					"use names relative to where the loader found its configuration, and load the rootfs as a\n" +
 					"second initrd.",
-				Flags: append(append(liveISOFlags("the RHCOS live `ISO`"),
+				Flags: append(append(liveISOFlags("the RHCOS live `ISO`: a path, or an http(s) or s3://BUCKET/KEY URL"),
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the files to `DIR`, created if needed", Required: true},
 					&cli.StringFlag{Name: "base-url", Usage: "the http(s) `URL` at which DIR will be served"},
 					forceFlag("replace existing files in DIR"),
@@ -191,7 +191,7 @@ func pxeBuild(c *cli.Context) error {
 	if err != nil {
 		return forceAdvice(err)
 	}
-	printWarnings(c.App.ErrWriter, n.Warnings)
+	printWarnings(c, n.Warnings)
 	sayWrote(c, outDir, ": "+strings.Join(set.Names(), ", "))
 	if baseURL != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))

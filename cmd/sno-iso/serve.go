@@ -38,11 +38,12 @@ func serveCommand() *cli.Command {
 			"A node is prepared on its first request and again when its files change (a Kubernetes Secret or\n" +
 			"ConfigMap mounted at DIR/NODE is read one version at a time); the ISO is parsed once, and again\n" +
 			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
-			"S3-compatible store that answers Range requests (public or pre-signed): the ISO is read by\n" +
-			"ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
+			"S3-compatible store that answers Range requests (public or pre-signed), or s3://BUCKET/KEY read\n" +
+			"with the AWS SDK's credentials (environment, profile, IRSA, Pod Identity, instance role): the\n" +
+			"ISO is read by ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
 			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
 			"for up to 30 seconds.",
-		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, or an http(s) URL that answers Range requests"),
+		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, an http(s) URL that answers Range requests, or s3://BUCKET/KEY"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
 				"all interfaces, with a warning)"},
 			nodesFlag(),
@@ -50,8 +51,10 @@ func serveCommand() *cli.Command {
 				"--listen names one)"},
 			&cli.StringFlag{Name: "node-cache-size", Value: "32MiB", Usage: "keep prepared nodes in at most `SIZE` of memory (KiB, MiB, GiB); " +
 				"the least recently used are prepared again when asked for"},
-			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed " +
-				"at once"},
+			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; past it the one " +
+				"that has waited longest for a request is closed"},
+			&cli.IntFlag{Name: "max-connections-per-client", Usage: "keep at most `N` connections open from one client address (0: no " +
+				"bound; leave 0 behind a reverse proxy or load balancer, where every client has its address)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
 				"with Retry-After (waiting for a node's preparation takes no place)"},
 			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +
@@ -112,6 +115,9 @@ func serveNodes(c *cli.Context) error {
 	if n := c.Int("max-connections"); n < 1 {
 		return usagef("--max-connections must be at least 1, got %d", n)
 	}
+	if n := c.Int("max-connections-per-client"); n < 0 {
+		return usagef("--max-connections-per-client must be 0 (no bound) or more, got %d", n)
+	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
@@ -121,6 +127,10 @@ func serveNodes(c *cli.Context) error {
 		}
 	}
 	baseURL, err := parseBaseURL(c.String("base-url"))
+	if err != nil {
+		return err
+	}
+	originOpts, err := originOptions(c)
 	if err != nil {
 		return err
 	}
@@ -159,25 +169,27 @@ func serveNodes(c *cli.Context) error {
 		}
 	}
 	srv, err := serve.New(serve.Config{
-		ISO:            c.String("iso"),
-		NodesDir:       c.String("nodes"),
-		BaseURL:        baseURL,
-		MaxConcurrent:  c.Int("max-concurrent"),
-		MaxConnections: c.Int("max-connections"),
-		NodeCacheBytes: cacheBytes,
-		PrepareTimeout: c.Duration("prepare-timeout"),
-		WriteTimeout:   c.Duration("write-timeout"),
-		GrowEmbedArea:  c.Bool("grow-embed-area"),
-		Log:            c.App.ErrWriter,
-		Logger:         logger,
-		SeparateAdmin:  c.String("admin-listen") != "",
-		Open:           c.Bool("open"),
-		SecretFile:     c.String("secret-file"),
-		RotationGrace:  c.Duration("rotation-grace"),
-		ReportBaseURL:  reportBase,
-		ReportStore:    reportStore(c),
-		ReportCA:       reportCA,
-		OnReport:       ejectOnInstallDone(c),
+		ISO:                     c.String("iso"),
+		Origin:                  originOpts,
+		NodesDir:                c.String("nodes"),
+		BaseURL:                 baseURL,
+		MaxConcurrent:           c.Int("max-concurrent"),
+		MaxConnections:          c.Int("max-connections"),
+		MaxConnectionsPerClient: c.Int("max-connections-per-client"),
+		NodeCacheBytes:          cacheBytes,
+		PrepareTimeout:          c.Duration("prepare-timeout"),
+		WriteTimeout:            c.Duration("write-timeout"),
+		GrowEmbedArea:           c.Bool("grow-embed-area"),
+		Log:                     c.App.ErrWriter,
+		Logger:                  logger,
+		SeparateAdmin:           c.String("admin-listen") != "",
+		Open:                    c.Bool("open"),
+		SecretFile:              c.String("secret-file"),
+		RotationGrace:           c.Duration("rotation-grace"),
+		ReportBaseURL:           reportBase,
+		ReportStore:             reportStore(c),
+		ReportCA:                reportCA,
+		OnReport:                ejectOnInstallDone(c),
 	})
 	if err != nil {
 		return secretAdvice(err)
