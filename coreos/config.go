@@ -16,9 +16,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxConfigFileSize bounds sno.yaml and install-config.yaml, which are a few KiB (an
+// MaxConfigFileSize bounds sno.yaml and install-config.yaml, which are a few KiB (an
 // install-config with a large trust bundle stays well under a MiB).
-const maxConfigFileSize = 4 << 20
+const MaxConfigFileSize = 4 << 20
+
+// ConfigFileKind names what such a file should be, in errors.
+const ConfigFileKind = "a configuration file"
 
 // Config is a parsed sno.yaml.
 type Config struct {
@@ -126,7 +129,7 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 func readConfigFile(path string) ([]byte, error) {
-	return input.ReadFile(path, maxConfigFileSize, "a configuration file")
+	return input.ReadFile(path, MaxConfigFileSize, ConfigFileKind)
 }
 
 // ParseConfig parses the contents of an sno.yaml; name is the file's path, used for

@@ -39,9 +39,9 @@ const (
 	mcoMinIgnitionVersion = "3.1.0"
 	mcoMaxIgnitionVersion = "3.4.0"
 
-	// maxCustomizationSize bounds a customization file: it ends up inside the live ISO's
+	// MaxCustomizationSize bounds a customization file: it ends up inside the live ISO's
 	// Ignition area, a few hundred KiB.
-	maxCustomizationSize = 4 << 20
+	MaxCustomizationSize = 4 << 20
 	// maxCustomizationDepth bounds YAML nesting; a MachineConfig is about a dozen deep.
 	maxCustomizationDepth = 64
 )
@@ -196,7 +196,7 @@ var ErrKargRemoval = errors.New("kernelArguments.shouldNotExist: a MachineConfig
 // MachineConfig (YAML or JSON).
 func LoadCustomization(path string) (*Customization, error) {
 	// One byte more than allowed lets ParseCustomization say why the file is refused.
-	data, err := input.ReadFile(path, maxCustomizationSize+1, "a customization")
+	data, err := input.ReadFile(path, MaxCustomizationSize+1, "a customization")
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +207,9 @@ func LoadCustomization(path string) (*Customization, error) {
 // fragment in JSON, or a MachineConfig for the master pool in YAML or JSON. source names it
 // in messages.
 func ParseCustomization(source string, data []byte) (*Customization, error) {
-	if len(data) > maxCustomizationSize {
+	if len(data) > MaxCustomizationSize {
 		return nil, fmt.Errorf("%s is larger than %d bytes: a customization this large does not fit a live ISO; "+
-			"fetch big files from a URL in the Ignition config", source, maxCustomizationSize)
+			"fetch big files from a URL in the Ignition config", source, MaxCustomizationSize)
 	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if len(trimmed) == 0 {

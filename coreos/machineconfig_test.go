@@ -392,7 +392,7 @@ func TestParseCustomizationErrors(t *testing.T) {
 		{"kernel argument removal", `{"ignition":{"version":"3.3.0"},"kernelArguments":{"shouldNotExist":["quiet"]}}`, []string{"shouldNotExist", "not remove them"}},
 		{"not a config", "just words", []string{"neither"}},
 		{"JSON syntax error", "{\"ignition\": {\"version\": \"3.2.0\",}\n}", []string{"not JSON", "line 1, column 35"}},
-		{"too large", strings.Repeat(" ", maxCustomizationSize+1), []string{"larger than"}},
+		{"too large", strings.Repeat(" ", MaxCustomizationSize+1), []string{"larger than"}},
 		{"deep", strings.Repeat("[", 200), []string{"neither"}},
 	}
 	for _, c := range cases {

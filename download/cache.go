@@ -56,15 +56,16 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 	if c.Keyring != nil && a.SignatureURL == "" {
 		return "", fmt.Errorf("%s: %w", redact.URL(a.URL), ErrNoSignature)
 	}
-	dir := filepath.Join(c.Dir, a.SHA256)
-	final := filepath.Join(dir, a.Name())
-	if ok, err := c.lookup(ctx, a, final); ok || err != nil {
-		return final, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	entry, err := c.openEntry(a.SHA256)
+	if err != nil {
 		return "", err
 	}
-	lock, err := c.lock(ctx, filepath.Join(dir, ".lock"))
+	defer entry.Close()
+	final := filepath.Join(c.Dir, a.SHA256, a.Name())
+	if ok, err := c.lookup(ctx, a, entry, final); ok || err != nil {
+		return final, err
+	}
+	lock, err := c.lock(ctx, entry, ".lock")
 	if err != nil {
 		return "", err
 	}
@@ -73,18 +74,44 @@ func (c *Cache) Get(ctx context.Context, a Artifact) (string, error) {
 		lock.Close()
 	}()
 	// The process that held the lock may have just finished this very entry.
-	if ok, err := c.lookup(ctx, a, final); ok || err != nil {
+	if ok, err := c.lookup(ctx, a, entry, final); ok || err != nil {
 		return final, err
 	}
-	if err := c.fill(ctx, a, final, lock); err != nil {
+	if err := c.fill(ctx, a, entry, lock); err != nil {
 		return "", err
 	}
 	return final, nil
 }
 
-// lookup reports whether final is in the cache, checking its signature when asked to.
-func (c *Cache) lookup(ctx context.Context, a Artifact, final string) (bool, error) {
-	st, err := os.Lstat(final)
+// openEntry opens (making it) the entry directory of sha256 as an os.Root: every file of the
+// entry is opened below it, so an entry directory that is a symbolic link (or one swapped in
+// later) can never make the cache write, lock or read outside Dir.
+func (c *Cache) openEntry(sha256 string) (*os.Root, error) {
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if err := root.Mkdir(sha256, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if st, err := root.Lstat(sha256); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("cache entry %s is a symbolic link, not followed; remove it", filepath.Join(c.Dir, sha256))
+	}
+	entry, err := root.OpenRoot(sha256)
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s: %w", filepath.Join(c.Dir, sha256), err)
+	}
+	return entry, nil
+}
+
+// lookup reports whether the artifact (final, a.Name() in entry) is in the cache, checking
+// its signature when asked to.
+func (c *Cache) lookup(ctx context.Context, a Artifact, entry *os.Root, final string) (bool, error) {
+	st, err := entry.Lstat(a.Name())
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -97,44 +124,44 @@ func (c *Cache) lookup(ctx context.Context, a Artifact, final string) (bool, err
 	if c.Keyring == nil {
 		return true, nil
 	}
-	return true, c.checkSignature(ctx, a, final)
+	return true, c.checkSignature(ctx, a, entry, a.Name())
 }
 
-// fill downloads a into final, holding the entry's lock.
-func (c *Cache) fill(ctx context.Context, a Artifact, final string, lock *os.File) error {
-	part := &Part{Path: final + ".part", Validator: readValidator(lock),
+// fill downloads a into its entry, holding the entry's lock.
+func (c *Cache) fill(ctx context.Context, a Artifact, entry *os.Root, lock *os.File) error {
+	part := &Part{Root: entry, Path: a.Name() + ".part", Validator: readValidator(lock),
 		SaveValidator: func(v string) error { return writeValidator(lock, v) }}
 	if err := c.Fetcher.Fetch(ctx, a, part); err != nil {
-		removeIfEmpty(part.Path)
+		removeIfEmpty(entry, part.Path)
 		return err
 	}
 	if c.Keyring != nil {
-		if err := c.checkSignature(ctx, a, part.Path); err != nil {
+		if err := c.checkSignature(ctx, a, entry, part.Path); err != nil {
 			var bad *SignatureError
 			if errors.As(err, &bad) {
-				os.Remove(part.Path)
+				entry.Remove(part.Path)
 			}
 			return err
 		}
 	}
 	// Read-only: commands that edit an ISO in place must not edit the cache's copy.
-	if err := os.Chmod(part.Path, 0o444); err != nil {
+	if err := entry.Chmod(part.Path, 0o444); err != nil {
 		return err
 	}
-	if err := os.Rename(part.Path, final); err != nil {
+	if err := entry.Rename(part.Path, a.Name()); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(final))
+	return syncDir(entry)
 }
 
 // checkSignature verifies path with a's detached signature, kept beside the entry as
 // NAME.sig so that a later hit needs no network.
-func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) error {
+func (c *Cache) checkSignature(ctx context.Context, a Artifact, entry *os.Root, name string) error {
 	if a.SignatureURL == "" {
 		return fmt.Errorf("%s: %w", redact.URL(a.URL), ErrNoSignature)
 	}
-	sigPath := filepath.Join(filepath.Dir(path), a.Name()+".sig")
-	sig, err := os.ReadFile(sigPath)
+	sigName := a.Name() + ".sig"
+	sig, err := entry.ReadFile(sigName)
 	fetched := errors.Is(err, fs.ErrNotExist)
 	if fetched {
 		sig, err = c.Fetcher.Get(ctx, a.SignatureURL, maxSignatureSize)
@@ -142,7 +169,7 @@ func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) err
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(path)
+	f, err := entry.Open(name)
 	if err != nil {
 		return err
 	}
@@ -151,14 +178,15 @@ func (c *Cache) checkSignature(ctx context.Context, a Artifact, path string) err
 		return &SignatureError{URL: redact.URL(a.URL), Err: err}
 	}
 	if fetched {
-		return writeFileAtomic(sigPath, sig)
+		return writeFileAtomic(entry, sigName, sig)
 	}
 	return nil
 }
 
-// lock takes the entry's lock, waiting for another process that holds it.
-func (c *Cache) lock(ctx context.Context, path string) (*os.File, error) {
-	f, err := openNoFollow(path)
+// lock takes the entry's lock file name, waiting for another process that holds it.
+func (c *Cache) lock(ctx context.Context, entry *os.Root, name string) (*os.File, error) {
+	path := filepath.Join(entry.Name(), name)
+	f, err := openNoFollow(entry, name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,15 +222,16 @@ func writeValidator(lock *os.File, v string) error {
 	return err
 }
 
-func removeIfEmpty(path string) {
-	if st, err := os.Stat(path); err == nil && st.Size() == 0 {
-		os.Remove(path)
+func removeIfEmpty(entry *os.Root, name string) {
+	if st, err := entry.Lstat(name); err == nil && st.Size() == 0 {
+		entry.Remove(name)
 	}
 }
 
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+// writeFileAtomic writes data to name in entry through a temporary file and a rename.
+func writeFileAtomic(entry *os.Root, name string, data []byte) error {
+	tmpName := fmt.Sprintf(".tmp-%s-%d", name, time.Now().UnixNano())
+	tmp, err := entry.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -214,20 +243,20 @@ func writeFileAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = entry.Rename(tmpName, name)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		entry.Remove(tmpName)
 	}
 	return err
 }
 
-// syncDir makes a rename in dir durable; Windows has no directory fsync and needs none.
-func syncDir(dir string) error {
+// syncDir makes a rename in the entry durable; Windows has no directory fsync and needs none.
+func syncDir(entry *os.Root) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	d, err := os.Open(dir)
+	d, err := entry.Open(".")
 	if err != nil {
 		return err
 	}
@@ -245,8 +274,12 @@ func (c *Cache) Upload(ctx context.Context, a Artifact, u *Uploader, bucket, key
 	if err := a.check(); err != nil {
 		return Uploaded{}, err
 	}
-	dir := filepath.Join(c.Dir, a.SHA256)
-	lock, err := c.lock(ctx, filepath.Join(dir, ".upload.lock"))
+	entry, err := c.openEntry(a.SHA256)
+	if err != nil {
+		return Uploaded{}, err
+	}
+	defer entry.Close()
+	lock, err := c.lock(ctx, entry, ".upload.lock")
 	if err != nil {
 		return Uploaded{}, err
 	}
@@ -254,5 +287,5 @@ func (c *Cache) Upload(ctx context.Context, a Artifact, u *Uploader, bucket, key
 		filelock.Unlock(lock)
 		lock.Close()
 	}()
-	return u.Upload(ctx, filepath.Join(dir, a.Name()), a.SHA256, bucket, key)
+	return u.Upload(ctx, filepath.Join(c.Dir, a.SHA256, a.Name()), a.SHA256, bucket, key)
 }

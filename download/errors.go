@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // ErrStalled is the cause of an attempt whose body delivered no byte for the stall timeout.
@@ -72,6 +74,10 @@ type StreamError struct {
 }
 
 func (e *StreamError) Error() string {
+	// A URL's password and query (a pre-signed signature) are credentials: never shown.
+	if isHTTPURL(e.Source) || isS3URL(e.Source) {
+		return fmt.Sprintf("stream %s: %v", redact.URL(e.Source), e.Err)
+	}
 	// Errors about a file, such as input's refusals, start with its name already.
 	if msg := e.Err.Error(); e.Source != "" && strings.HasPrefix(msg, e.Source) {
 		return "stream " + msg

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -73,6 +74,9 @@ func NewFetcher() *Fetcher {
 // Part is a download in progress on disk: its bytes so far and the validator (a strong ETag,
 // else Last-Modified) of the response they came from, sent as If-Range when resuming.
 type Part struct {
+	// Path is the part's file; relative to Root when Root is set, which keeps every open of
+	// it below that directory.
+	Root      *os.Root
 	Path      string
 	Validator string
 	// SaveValidator, when set, keeps each new validator as soon as a response brings it,
@@ -88,7 +92,7 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	file, err := openNoFollow(part.Path)
+	file, err := openNoFollow(part.Root, part.Path)
 	if err != nil {
 		return err
 	}
@@ -105,7 +109,7 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 	discard := func(cause error) error {
 		file.Close()
 		part.Validator = ""
-		if err := os.Remove(part.Path); err != nil {
+		if err := part.remove(); err != nil {
 			return errors.Join(cause, err)
 		}
 		return cause
@@ -313,15 +317,28 @@ func (f *Fetcher) copyBody(reqCtx context.Context, cancel context.CancelCauseFun
 	}
 }
 
-// openNoFollow opens (creating it) a file of the cache, refusing a symbolic link in its place:
-// whoever else can write the directory must not make a download overwrite the link's target.
-func openNoFollow(path string) (*os.File, error) {
-	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+// remove removes the part's file.
+func (p *Part) remove() error {
+	if p.Root != nil {
+		return p.Root.Remove(p.Path)
+	}
+	return os.Remove(p.Path)
+}
+
+// openNoFollow opens (creating it) a file of the cache, name in root (or a path when root is
+// nil), refusing a symbolic link in its place: whoever else can write the directory must not
+// make a download overwrite the link's target.
+func openNoFollow(root *os.Root, name string) (*os.File, error) {
+	lstat, openFile, path := os.Lstat, os.OpenFile, name
+	if root != nil {
+		lstat, openFile, path = root.Lstat, root.OpenFile, filepath.Join(root.Name(), name)
+	}
+	if st, err := lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		return nil, fmt.Errorf("%s is a symbolic link, not followed; remove it", path)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
+	f, err := openFile(name, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
 	if err != nil {
-		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+		if st, lerr := lstat(name); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
 			return nil, fmt.Errorf("%s is a symbolic link, not followed; remove it", path)
 		}
 		return nil, err

@@ -209,6 +209,14 @@ func TestURLCredentialsAreNeverShown(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "SIGSECRET") {
 		t.Errorf("unreachable: %v", err)
 	}
+	// Nor does a stream URL that fails (download, serve, build --stream and the drop-in's
+	// --stream-base-url all show this error).
+	_, err = quickFetcher(nil).LoadStream(testContext(t), "http://u:hunter2@"+addr+"/s.json?sig=SIGSECRET")
+	var streamErr *StreamError
+	if !errors.As(err, &streamErr) || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "SIGSECRET") ||
+		!strings.Contains(err.Error(), "stream http://"+addr+"/s.json") {
+		t.Errorf("stream: %v", err)
+	}
 }
 
 // The lock and the part are opened without following a symbolic link planted in their
@@ -238,6 +246,34 @@ func TestCacheDoesNotFollowSymlinks(t *testing.T) {
 				t.Errorf("the link's target now holds %q", got)
 			}
 		})
+	}
+}
+
+// An entry directory that is a symbolic link to a directory elsewhere is refused: neither the
+// lock nor the artifact is written into the link's target, for Get and for Upload's lock.
+func TestCacheEntryDirectoryThatIsASymlinkIsRefused(t *testing.T) {
+	data := testBytes(1<<16, 34)
+	for _, upload := range []bool{false, true} {
+		o := newOrigin(t, 1, func(_ int, w http.ResponseWriter, r *http.Request) { serveFile(w, r, data, `"v1"`) })
+		dir := t.TempDir()
+		sha := sha256Hex(data)
+		victim := t.TempDir()
+		if err := os.Symlink(victim, filepath.Join(dir, sha)); err != nil {
+			t.Fatal(err)
+		}
+		a := Artifact{URL: o.URL + "/a.iso", SHA256: sha}
+		var err error
+		if upload {
+			_, err = newTestCache(t, dir, nil).Upload(testContext(t), a, &Uploader{}, "bucket", "a.iso")
+		} else {
+			_, err = newTestCache(t, dir, nil).Get(testContext(t), a)
+		}
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), sha) {
+			t.Errorf("upload %v: got %v, want the entry's link refused", upload, err)
+		}
+		if names, _ := os.ReadDir(victim); len(names) != 0 {
+			t.Errorf("upload %v: the link's target now holds %v", upload, names)
+		}
 	}
 }
 

@@ -44,6 +44,9 @@ type Inputs struct {
 	// CheckConfig, when set, vets sno.yaml once parsed: an error refuses the node (the nodes
 	// directory's rule that a node's files stay inside its directory, nodedir.CheckConfined).
 	CheckConfig func(*coreos.Config) error
+	// ReadFile, when set, reads every file Load reads, in place of input.ReadFile: the nodes
+	// directory's opener that keeps reads inside the node directory (nodedir.ReadFileIn).
+	ReadFile func(path string, limit int64, what string) ([]byte, error)
 	// ReportURL, when set, makes the node report its install's phases there (see package
 	// progress); ReportCA is the PEM certificate that verifies an https one's server.
 	ReportURL string
@@ -57,6 +60,17 @@ type Inputs struct {
 	IgnitionCAs   []string
 	PreInstall    []string
 	PostInstall   []string
+}
+
+// readFunc reads a file of at most limit bytes, what it should be named for errors.
+type readFunc func(path string, limit int64, what string) ([]byte, error)
+
+// readFile reads one of the node's files, through in.ReadFile when set.
+func (in Inputs) readFile(path string, limit int64, what string) ([]byte, error) {
+	if in.ReadFile != nil {
+		return in.ReadFile(path, limit, what)
+	}
+	return input.ReadFile(path, limit, what)
 }
 
 // Sources are a node's inputs read into memory, ready for Prepare.
@@ -104,7 +118,11 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 	cfg := &coreos.Config{}
 	if in.ConfigPath != "" {
 		files = append(files, in.ConfigPath)
-		if cfg, err = coreos.LoadConfig(in.ConfigPath); err != nil {
+		data, err := in.readFile(in.ConfigPath, coreos.MaxConfigFileSize, coreos.ConfigFileKind)
+		if err != nil {
+			return nil, files, err
+		}
+		if cfg, err = coreos.ParseConfig(in.ConfigPath, data); err != nil {
 			return nil, files, err
 		}
 		if in.CheckConfig != nil {
@@ -159,10 +177,10 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 	if agent != nil && agent.Network != nil {
 		inline = append(inline, agent.Network)
 	}
-	if src.Keyfiles, src.Network, err = NetworkKeyfiles(keyfilePaths, nmstatePaths, cfg.NICs, inline...); err != nil {
+	if src.Keyfiles, src.Network, err = networkKeyfiles(in.readFile, keyfilePaths, nmstatePaths, cfg.NICs, inline...); err != nil {
 		return nil, files, err
 	}
-	if src.Customizations, src.CustomizationWarnings, err = loadCustomizations(customizationPaths); err != nil {
+	if src.Customizations, src.CustomizationWarnings, err = loadCustomizations(in.readFile, customizationPaths); err != nil {
 		return nil, files, err
 	}
 	files = append(files, in.LiveIgnitions...)
@@ -170,7 +188,7 @@ func (in Inputs) Load() (src *Sources, files []string, err error) {
 	if err := in.loadAdditions(src); err != nil {
 		return nil, files, err
 	}
-	if src.Ignition, err = input.ReadFile(in.IgnitionPath, coreos.MaxIgnitionSize, "an Ignition config"); err != nil {
+	if src.Ignition, err = in.readFile(in.IgnitionPath, coreos.MaxIgnitionSize, "an Ignition config"); err != nil {
 		return nil, files, err
 	}
 	return src, files, nil
@@ -186,7 +204,7 @@ const maxCABundleSize = 4 << 20
 // its file in errors.
 func (in Inputs) loadAdditions(src *Sources) error {
 	for _, p := range in.LiveIgnitions {
-		data, err := input.ReadFile(p, coreos.MaxIgnitionSize, "an Ignition config")
+		data, err := in.readFile(p, coreos.MaxIgnitionSize, "an Ignition config")
 		if err != nil {
 			return err
 		}
@@ -200,7 +218,7 @@ func (in Inputs) loadAdditions(src *Sources) error {
 		src.LiveFragments = append(src.LiveFragments, coreos.LiveFragment{Source: p, Data: data})
 	}
 	for _, p := range in.IgnitionCAs {
-		data, err := input.ReadFile(p, maxCABundleSize, "a PEM CA bundle")
+		data, err := in.readFile(p, maxCABundleSize, "a PEM CA bundle")
 		if err != nil {
 			return err
 		}
@@ -221,7 +239,7 @@ func (in Inputs) loadAdditions(src *Sources) error {
 					"rename one", list.kind, other, p)
 			}
 			byName[filepath.Base(p)] = p
-			data, err := input.ReadFile(p, maxInstallScriptSize, "a script")
+			data, err := in.readFile(p, maxInstallScriptSize, "a script")
 			if err != nil {
 				return err
 			}
@@ -279,11 +297,16 @@ func (in Inputs) installation(cfg *coreos.Config) (_ coreos.Installation, diskSo
 // loadCustomizations loads the customization files and checks that they merge: a conflict
 // between two of the user's files is about them, not about the bootstrap-in-place config
 // they go into.
-func loadCustomizations(paths []string) ([]*coreos.Customization, []string, error) {
+func loadCustomizations(read readFunc, paths []string) ([]*coreos.Customization, []string, error) {
 	var parts []*coreos.Customization
 	var warnings []string
 	for _, p := range paths {
-		c, err := coreos.LoadCustomization(p)
+		// One byte more than allowed lets ParseCustomization say why the file is refused.
+		data, err := read(p, coreos.MaxCustomizationSize+1, "a customization")
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := coreos.ParseCustomization(p, data)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -302,9 +325,13 @@ func loadCustomizations(paths []string) ([]*coreos.Customization, []string, erro
 // initrd.NetworkDir/<basename>, where the live initramfs picks them up. Each must be a
 // keyfile (a [connection] section), and two inputs may not share a basename.
 func ReadKeyfiles(paths []string) (initrd.Files, error) {
+	return readKeyfiles(input.ReadFile, paths)
+}
+
+func readKeyfiles(read readFunc, paths []string) (initrd.Files, error) {
 	files := initrd.Files{}
 	for _, p := range paths {
-		data, err := readKeyfile(p)
+		data, err := readKeyfile(read, p)
 		if err != nil {
 			return nil, err
 		}
@@ -357,11 +384,16 @@ func NMStateKeyfiles(docs []*nmstate.Document) (initrd.Files, error) {
 // interfaces nics name match their NICs by MAC.
 func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, more ...*nmstate.Document) (initrd.Files,
 	[]*nmstate.Document, error) {
-	files, err := ReadKeyfiles(keyfilePaths)
+	return networkKeyfiles(input.ReadFile, keyfilePaths, nmstatePaths, nics, more...)
+}
+
+func networkKeyfiles(read readFunc, keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, more ...*nmstate.Document) (initrd.Files,
+	[]*nmstate.Document, error) {
+	files, err := readKeyfiles(read, keyfilePaths)
 	if err != nil {
 		return nil, nil, err
 	}
-	docs, err := ReadNMState(nmstatePaths, nics)
+	docs, err := readNMState(read, nmstatePaths, nics)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -379,9 +411,13 @@ func NetworkKeyfiles(keyfilePaths, nmstatePaths []string, nics []nmstate.NIC, mo
 // ReadNMState reads and checks NMState documents, binding the interfaces nics names to
 // their MACs.
 func ReadNMState(paths []string, nics []nmstate.NIC) ([]*nmstate.Document, error) {
+	return readNMState(input.ReadFile, paths, nics)
+}
+
+func readNMState(read readFunc, paths []string, nics []nmstate.NIC) ([]*nmstate.Document, error) {
 	var docs []*nmstate.Document
 	for _, p := range paths {
-		data, err := ReadNMStateFile(p)
+		data, err := readNMStateFile(read, p)
 		if err != nil {
 			return nil, err
 		}
@@ -400,7 +436,11 @@ func ReadNMState(paths []string, nics []nmstate.NIC) ([]*nmstate.Document, error
 // ReadNMStateFile reads an NMState document or agent-config.yaml; one over
 // nmstate.MaxDocumentSize is an *nmstate.Error, as any other fault of such a file is.
 func ReadNMStateFile(path string) ([]byte, error) {
-	data, err := input.ReadFile(path, nmstate.MaxDocumentSize, "an NMState document or agent-config.yaml")
+	return readNMStateFile(input.ReadFile, path)
+}
+
+func readNMStateFile(read readFunc, path string) ([]byte, error) {
+	data, err := read(path, nmstate.MaxDocumentSize, "an NMState document or agent-config.yaml")
 	var tooLarge *input.TooLargeError
 	if errors.As(err, &tooLarge) {
 		return nil, &nmstate.Error{File: path, Msg: fmt.Sprintf("larger than the %d MiB an NMState document or agent-config.yaml may be",
@@ -412,7 +452,7 @@ func ReadNMStateFile(path string) ([]byte, error) {
 // agentHost reads the agent-config's host; its rootDeviceHints.deviceName is the
 // installation disk when nothing else set one.
 func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
-	data, err := ReadNMStateFile(in.AgentConfigPath)
+	data, err := readNMStateFile(in.readFile, in.AgentConfigPath)
 	if err != nil {
 		return nil, err
 	}
@@ -457,8 +497,8 @@ func (in Inputs) agentHost(src *Sources) (*nmstate.AgentHost, error) {
 	return host, nil
 }
 
-func readKeyfile(path string) ([]byte, error) {
-	data, err := input.ReadFile(path, maxKeyfileSize, "a NetworkManager keyfile")
+func readKeyfile(read readFunc, path string) ([]byte, error) {
+	data, err := read(path, maxKeyfileSize, "a NetworkManager keyfile")
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 type BMC struct {
 	// Node is the node's name: its directory's.
 	Node string
+	// Dir is the node directory, which CredentialsFile and CAFile are inside.
+	Dir string
 	// Address is the Redfish address as written in sno.yaml.
 	Address  string
 	SystemID string
@@ -45,6 +47,7 @@ func LoadBMC(dir string) (*BMC, error) {
 	}
 	return &BMC{
 		Node:              filepath.Base(filepath.Clean(dir)),
+		Dir:               dir,
 		Address:           cfg.BMC.Address,
 		SystemID:          cfg.BMC.SystemID,
 		Insecure:          cfg.BMC.Insecure,
@@ -72,11 +75,47 @@ var ErrBadCredentials = errors.New("must be YAML with exactly the keys username:
 // renaming), or a directory holding one file per key (the Secret mounted as a volume; a
 // final newline is dropped). exposed reports that other users may read the file.
 func ReadCredentials(path string) (c Credentials, exposed bool, err error) {
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return readCredentialsDir(path)
+	return readCredentials(fileSystem{}, path)
+}
+
+// ReadCredentialsIn reads the BMC account at path as ReadCredentials does, only from inside
+// the node directory dir (OpenIn): a file, or a file of the directory, that leads outside it
+// is refused with a *LinkOutError.
+func ReadCredentialsIn(dir, path string) (c Credentials, exposed bool, err error) {
+	return readCredentials(nodeFiles(dir), path)
+}
+
+// files opens and stats the files of credentials: anywhere, or inside a node directory.
+type files interface {
+	open(path, what string) (*os.File, fs.FileInfo, error)
+	stat(path string) (fs.FileInfo, error)
+}
+
+type fileSystem struct{}
+
+func (fileSystem) open(path, what string) (*os.File, fs.FileInfo, error) {
+	return input.OpenRegular(path, what)
+}
+func (fileSystem) stat(path string) (fs.FileInfo, error) { return os.Stat(path) }
+
+type nodeFiles string
+
+func (dir nodeFiles) open(path, what string) (*os.File, fs.FileInfo, error) {
+	return OpenIn(string(dir), path, what)
+}
+func (dir nodeFiles) stat(path string) (fs.FileInfo, error) { return statIn(string(dir), path) }
+
+func readCredentials(fsys files, path string) (c Credentials, exposed bool, err error) {
+	info, err := fsys.stat(path)
+	var outside *LinkOutError
+	if errors.As(err, &outside) {
+		return Credentials{}, false, fmt.Errorf("credentials file: %w", err)
+	}
+	if err == nil && info.IsDir() {
+		return readCredentialsDir(fsys, path)
 	}
 	const what = "a credentials file"
-	f, info, err := input.OpenRegular(path, what)
+	f, info, err := fsys.open(path, what)
 	if err != nil {
 		return Credentials{}, false, fmt.Errorf("credentials file: %w", err)
 	}
@@ -100,10 +139,10 @@ func ReadCredentials(path string) (c Credentials, exposed bool, err error) {
 }
 
 // readCredentialsDir reads dir/username and dir/password, a mounted Secret's files.
-func readCredentialsDir(dir string) (c Credentials, exposed bool, err error) {
+func readCredentialsDir(fsys files, dir string) (c Credentials, exposed bool, err error) {
 	read := func(name string) (string, error) {
 		path := filepath.Join(dir, name)
-		f, info, err := input.OpenRegular(path, "a credentials file")
+		f, info, err := fsys.open(path, "a credentials file")
 		if err != nil {
 			return "", err
 		}

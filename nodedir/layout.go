@@ -23,12 +23,16 @@ const (
 // Inputs are the inputs of the node directory dir: dir/bootstrap-in-place-for-live-iso.ign
 // and, when it exists, dir/sno.yaml, whose paths are relative to it and must resolve inside
 // dir (node.Load then refuses the node with an *OutsideError); dir/nmstate.yaml and
-// dir/agent-config.yaml when they exist.
+// dir/agent-config.yaml when they exist. Every file is read through ReadFileIn: one that
+// leads outside dir is refused with a *LinkOutError.
 func Inputs(dir string) node.Inputs {
 	in := node.Inputs{
 		IgnitionPath: filepath.Join(dir, IgnitionFile),
 		ConfigPath:   filepath.Join(dir, ConfigFile),
 		CheckConfig:  CheckConfined,
+		ReadFile: func(path string, limit int64, what string) ([]byte, error) {
+			return ReadFileIn(dir, path, limit, what)
+		},
 	}
 	if _, err := os.Stat(in.ConfigPath); errors.Is(err, fs.ErrNotExist) {
 		in.ConfigPath = ""
@@ -50,7 +54,12 @@ func exists(path string) bool {
 // LoadConfig reads the sno.yaml of the node directory dir and checks that the files it
 // names are inside dir.
 func LoadConfig(dir string) (*coreos.Config, error) {
-	cfg, err := coreos.LoadConfig(filepath.Join(dir, ConfigFile))
+	path := filepath.Join(dir, ConfigFile)
+	data, err := ReadFileIn(dir, path, coreos.MaxConfigFileSize, coreos.ConfigFileKind)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := coreos.ParseConfig(path, data)
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func TestLoadBMC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := BMC{Node: "sno", Address: "https://192.0.2.1", SystemID: "S1", Insecure: true, CredentialsFile: filepath.Join(dir, "bmc.yaml"),
+	want := BMC{Node: "sno", Dir: dir, Address: "https://192.0.2.1", SystemID: "S1", Insecure: true, CredentialsFile: filepath.Join(dir, "bmc.yaml"),
 		Config: filepath.Join(dir, ConfigFile)}
 	if *b != want {
 		t.Errorf("got %+v, want %+v", *b, want)
@@ -175,5 +175,88 @@ func TestServedURLs(t *testing.T) {
 	}
 	if urls, err := ServedURLs("http://h", "elsewhere/sno", Access{Open: true}); err != nil || urls.ISO != "http://h/sno.iso" {
 		t.Errorf("open: %+v, %v", urls, err)
+	}
+}
+
+// TestClosedWorldThroughLinks: every file of a node is read from inside its directory. The
+// standard files (which no sno.yaml key names), a named file inside a linked-out directory and
+// the files of a credentials directory that are links out are refused with an error that names
+// the file and says it leads outside the node directory; the outside file is never read.
+// (CheckConfined refuses a named file that is a link out sooner; see TestClosedWorld.)
+func TestClosedWorldThroughLinks(t *testing.T) {
+	const nmstateDoc = "interfaces:\n- {name: eth0, type: ethernet, ipv4: {enabled: true, dhcp: true}}\n"
+	const agentConfig = "kind: AgentConfig\nhosts:\n- hostname: sno\n"
+	for _, tc := range []struct {
+		name, snoYAML, file, content string
+		bmc                          bool
+	}{
+		{"ignition", "", IgnitionFile, "", false},
+		{"sno.yaml", "", ConfigFile, installation, false},
+		{"nmstate", "", NMStateFile, nmstateDoc, false},
+		{"agent-config", "", AgentConfigFile, agentConfig, false},
+		{"keyfile in a subdirectory", "network:\n  keyfiles: [net/eth1.nmconnection]\n", "net/eth1.nmconnection", keyfile, false},
+		{"customization", "customizations: [mc/extra.yaml]\n", "mc/extra.yaml", "{\"ignition\":{\"version\":\"3.2.0\"}}", false},
+		{"credentials directory", "bmc:\n  address: https://192.0.2.1\n  credentialsFile: creds\n", "creds/password", "OUTSIDE-SECRET", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes, dir := nodesDir(t, tc.snoYAML)
+			outside := filepath.Join(nodes, "..", "outside-"+filepath.Base(tc.file))
+			content := tc.content
+			if tc.file == IgnitionFile {
+				data, err := os.ReadFile(filepath.Join(dir, IgnitionFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				content = string(data)
+			}
+			write(t, outside, content)
+			link := filepath.Join(dir, tc.file)
+			os.Remove(link)
+			write(t, filepath.Join(filepath.Dir(link), "keep"), "")
+			write(t, filepath.Join(dir, "creds", "username"), "admin\n")
+			if err := os.Symlink(outside, link); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if tc.bmc {
+				_, _, err = ReadCredentialsIn(dir, filepath.Join(dir, "creds"))
+			} else {
+				// Without CheckConfined, as when a link appears after it looked: the read itself
+				// stays inside.
+				in := Inputs(dir)
+				in.CheckConfig = nil
+				_, _, err = node.Load(in)
+			}
+			var linkOut *LinkOutError
+			if !errors.As(err, &linkOut) || linkOut.File != link {
+				t.Fatalf("got %v, want a *LinkOutError for %s", err, link)
+			}
+			if !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "leads outside the node directory") ||
+				strings.Contains(err.Error(), "OUTSIDE-SECRET") {
+				t.Errorf("the error does not name the file and the rule: %v", err)
+			}
+			if tc.file == ConfigFile {
+				if _, err := LoadConfig(dir); !errors.As(err, &linkOut) {
+					t.Errorf("LoadConfig: %v, want a *LinkOutError", err)
+				}
+			}
+		})
+	}
+}
+
+// TestCredentialsDirectoryLinksInside: a mounted Kubernetes Secret's files are links into
+// its ..data directory, inside the node: they are read.
+func TestCredentialsDirectoryLinksInside(t *testing.T) {
+	_, dir := nodesDir(t, "")
+	creds := filepath.Join(dir, "creds")
+	write(t, filepath.Join(creds, "..2026_12_03", "username"), "admin\n")
+	write(t, filepath.Join(creds, "..2026_12_03", "password"), "s3cr3t-pw\n")
+	for _, link := range [][2]string{{"..2026_12_03", "..data"}, {"..data/username", "username"}, {"..data/password", "password"}} {
+		if err := os.Symlink(link[0], filepath.Join(creds, link[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, _, err := ReadCredentialsIn(dir, creds); err != nil || c != (Credentials{"admin", "s3cr3t-pw"}) {
+		t.Errorf("got %+v, %v", c, err)
 	}
 }

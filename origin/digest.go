@@ -14,6 +14,11 @@ import (
 // every GET, signed or pre-signed.
 const SHA256Header = "X-Amz-Meta-Sha256"
 
+func isSHA256(s string) bool {
+	_, err := hex.DecodeString(s)
+	return len(s) == 64 && err == nil
+}
+
 // DigestError is an object whose bytes do not hash to the sha256 its metadata records.
 type DigestError struct {
 	Object    string

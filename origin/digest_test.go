@@ -2,11 +2,18 @@ package origin
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
+	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/sno-iso/sno-iso/internal/s3test"
 )
 
 func TestDigestReaderJudgesAWholeRead(t *testing.T) {
@@ -62,5 +69,54 @@ func TestDigestReaderJudgesAWholeRead(t *testing.T) {
 	}
 	if d.Complete() {
 		t.Error("a partial read was judged complete")
+	}
+}
+
+// TestS3ObjectWithSHA256Metadata reads objects that carry x-amz-meta-sha256 from a real S3
+// store: the untouched one reads whole, the one whose bytes were replaced under the same
+// metadata fails the read that completes it.
+func TestS3ObjectWithSHA256Metadata(t *testing.T) {
+	st := s3test.Start(t)
+	isolate(t)
+	st.Setenv(t, st.ReadOnly)
+	st.CreateBucket(t, "isos", false)
+	data := make([]byte, 3<<20+7)
+	rand.NewChaCha8([32]byte{1}).Read(data)
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	tampered := append([]byte(nil), data...)
+	tampered[2<<20] ^= 0x80
+	put := func(key string, body []byte) {
+		_, err := st.Client(st.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("isos"),
+			Key: aws.String(key), Body: bytes.NewReader(body), Metadata: map[string]string{"sha256": strings.ToUpper(digest)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("good.iso", data)
+	put("tampered.iso", tampered)
+
+	for _, tc := range []struct {
+		key      string
+		tampered bool
+	}{{"good.iso", false}, {"tampered.iso", true}} {
+		obj, err := Open(context.Background(), "s3://isos/"+tc.key, s3Options(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.SHA256() != digest {
+			t.Errorf("%s: SHA256() = %q, want the metadata's %s", tc.key, obj.SHA256(), digest)
+		}
+		d := NewDigestReader(obj, obj.Size(), obj.String(), obj.SHA256())
+		_, err = io.Copy(io.Discard, io.NewSectionReader(d, 0, obj.Size()))
+		var mismatch *DigestError
+		switch {
+		case tc.tampered && !errors.As(err, &mismatch):
+			t.Errorf("%s read whole: %v, want a *DigestError", tc.key, err)
+		case tc.tampered && !strings.Contains(err.Error(), "s3://isos/tampered.iso"):
+			t.Errorf("the error does not name the object: %v", err)
+		case !tc.tampered && (err != nil || !d.Complete()):
+			t.Errorf("%s read whole: %v, complete %v", tc.key, err, d.Complete())
+		}
 	}
 }

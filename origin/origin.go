@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,7 @@ type Object struct {
 	size         int64
 	etag         string // strong, quoted; "" when the origin sent none
 	lastModified time.Time
+	sha256       string // the x-amz-meta-sha256 metadata, lower-case hex; "" without it
 	ifRange      string // what If-Range sends: the ETag, else the Last-Modified date
 
 	cache   *blockCache
@@ -157,6 +159,9 @@ func (o *Object) open(ctx context.Context) ([]byte, error) {
 		o.etag = etag
 	}
 	o.ifRange = httpsem.RangeValidator(resp.Header)
+	if sum := strings.ToLower(resp.Header.Get(SHA256Header)); isSHA256(sum) {
+		o.sha256 = sum
+	}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		o.lastModified = t.UTC()
 	}
@@ -177,6 +182,10 @@ func (o *Object) Size() int64 { return o.size }
 
 // ETag is the origin's strong entity tag of the object, quoted; "" when it sent none.
 func (o *Object) ETag() string { return o.etag }
+
+// SHA256 is the sha256 of the object's bytes that its x-amz-meta-sha256 metadata records
+// (see DigestReader), in lower-case hex; "" when it has none.
+func (o *Object) SHA256() string { return o.sha256 }
 
 // LastModified is the origin's Last-Modified date; zero when it sent none.
 func (o *Object) LastModified() time.Time { return o.lastModified }

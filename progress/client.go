@@ -8,7 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
+
+	"github.com/sno-iso/sno-iso/internal/redact"
+	"github.com/sno-iso/sno-iso/internal/safetext"
 )
 
 // Send posts report to a report URL. A log over MaxLog bytes is cut to its end.
@@ -27,7 +32,7 @@ func Send(ctx context.Context, client *http.Client, url string, report Report) e
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return hideToken(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
@@ -44,7 +49,7 @@ func Fetch(ctx context.Context, client *http.Client, url string) ([]Record, erro
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, hideToken(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -54,7 +59,29 @@ func Fetch(ctx context.Context, client *http.Client, url string) ([]Record, erro
 	if err := json.NewDecoder(io.LimitReader(resp.Body, int64(MaxFileSize)+1<<20)).Decode(&st); err != nil {
 		return nil, fmt.Errorf("the server's answer is not a node's records: %w", err)
 	}
+	for _, rec := range st.Records {
+		if _, err := ParsePhase(string(rec.Phase)); err != nil {
+			return nil, fmt.Errorf("the server's answer is not a node's records: %w", err)
+		}
+	}
 	return st.Records, nil
+}
+
+// hideToken takes the report URL out of a transport error: its token lets anyone forge the
+// node's reports. The URL keeps its host and node, the token shown as {token}, and loses any
+// password or query (redact.URL).
+func hideToken(err error) error {
+	var urlErr *url.Error
+	if !errors.As(err, &urlErr) {
+		return err
+	}
+	shown := redact.URL(urlErr.URL)
+	// BASE/TOKEN/NODE/report, BASE possibly with a path of its own.
+	if segs := strings.Split(shown, "/"); len(segs) >= 6 && "/"+segs[len(segs)-1] == reportSuffix {
+		segs[len(segs)-3] = "{token}"
+		shown = strings.Join(segs, "/")
+	}
+	return &url.Error{Op: urlErr.Op, URL: shown, Err: urlErr.Err}
 }
 
 // HTTPError is an answer other than the protocol's.
@@ -64,7 +91,8 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("the server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Text)
+	// The server may be an impostor: its words reach the terminal escaped.
+	return fmt.Sprintf("the server answered %d %s: %s", e.Status, http.StatusText(e.Status), safetext.Escape(e.Text))
 }
 
 func statusError(resp *http.Response) error {

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sno-iso/sno-iso/internal/safetext"
 )
 
 // Limits of a report. The hooks keep the journal's last MaxLog bytes; JSON escaping at most
@@ -124,9 +126,10 @@ func Latest(records []Record) (reached Phase, failure *Record) {
 
 // String is the record on one line, without its log.
 func (r Record) String() string {
-	s := r.Time.UTC().Format(time.RFC3339) + " " + string(r.Phase)
+	// A record may come from an impostor server: its words reach the terminal escaped.
+	s := r.Time.UTC().Format(time.RFC3339) + " " + safetext.Escape(string(r.Phase))
 	if r.Unit != "" {
-		s += " unit=" + r.Unit
+		s += " unit=" + safetext.Escape(r.Unit)
 	}
 	if r.Status != nil {
 		s += fmt.Sprintf(" status=%d", *r.Status)

@@ -44,10 +44,6 @@ type Server struct {
 	closing  sync.WaitGroup // retired ISO versions being closed, media being made
 	closed   bool           // Close began: no more background work starts
 
-	// originErr is why the object that replaced the ISO at its origin cannot be served,
-	// until originRetry: an origin that is down is not asked again by every request.
-	originErr   error
-	originRetry time.Time
 	// originWake carries readiness probes' requests for an attempt to open the origin.
 	originWake chan struct{}
 	// originCheck serializes readiness checks of the origin; the last one's answer stands for

@@ -107,7 +107,9 @@ type bmcTarget struct {
 	system   string
 	insecure bool
 	caFile   string
-	creds    redfish.Credentials
+	// caDir is the node directory the CA file is confined to, "" for --ca-file.
+	caDir string
+	creds redfish.Credentials
 	// node is the node's name with --node, "" otherwise.
 	node string
 	// address is the address as given; the *From fields name where a setting came from,
@@ -124,7 +126,7 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		caFile: c.String("ca-file"), caFileFrom: "--ca-file", addressFrom: "--bmc"}
 	address := c.String("bmc")
 	credentialsFile := c.String("credentials-file")
-	var nodeCredentials, nodeCredentialsFrom string
+	var nodeCredentials, nodeCredentialsFrom, nodeDirectory string
 	switch nodeDir := c.String("node"); {
 	case nodeDir != "" && address != "":
 		return nil, usagef("give --bmc or --node, not both: --node takes the address from the node's %s", nodedir.ConfigFile)
@@ -138,7 +140,7 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		}
 		t.node = b.Node
 		key := func(name string) string { return "bmc." + name + " in " + b.Config }
-		address, t.addressFrom = b.Address, key("address")
+		address, t.addressFrom, nodeDirectory = b.Address, key("address"), b.Dir
 		nodeCredentials, nodeCredentialsFrom = b.CredentialsFile, key("credentialsFile")
 		if t.system == "" && b.SystemID != "" {
 			t.system, t.systemFrom = b.SystemID, key("systemID")
@@ -147,7 +149,7 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 			t.insecure, t.insecureFrom = true, key("insecure")
 		}
 		if t.caFile == "" && b.CAFile != "" {
-			t.caFile, t.caFileFrom = b.CAFile, key("caFile")
+			t.caFile, t.caFileFrom, t.caDir = b.CAFile, key("caFile"), b.Dir
 		}
 	case address == "":
 		return nil, usagef("%s needs --bmc ADDRESS or --node DIR/NODE (see --help)", c.Command.HelpName)
@@ -167,18 +169,18 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		}
 		return nil, errors.New(msg)
 	}
-	if t.creds, t.credentialsFrom, err = bmcCredentials(credentialsFile, nodeCredentials, nodeCredentialsFrom, c.App.ErrWriter); err != nil {
+	if t.creds, t.credentialsFrom, err = bmcCredentials(credentialsFile, nodeCredentials, nodeCredentialsFrom, nodeDirectory, c.App.ErrWriter); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
 // bmcCredentials takes the account from --credentials-file, else the environment, else the
-// node's credentialsFile; none at all is allowed for BMCs that ask for none. It also says
-// where the account came from ("" for none).
-func bmcCredentials(flagFile, nodeFile, nodeFileFrom string, stderr io.Writer) (redfish.Credentials, string, error) {
+// node's credentialsFile, read only from inside nodeDir; none at all is allowed for BMCs that
+// ask for none. It also says where the account came from ("" for none).
+func bmcCredentials(flagFile, nodeFile, nodeFileFrom, nodeDir string, stderr io.Writer) (redfish.Credentials, string, error) {
 	if flagFile != "" {
-		creds, err := readCredentialsFile(flagFile, stderr)
+		creds, err := readCredentialsFile(flagFile, "", stderr)
 		return creds, "--credentials-file " + flagFile, err
 	}
 	user, hasUser := os.LookupEnv(envBMCUsername)
@@ -190,16 +192,19 @@ func bmcCredentials(flagFile, nodeFile, nodeFileFrom string, stderr io.Writer) (
 		return redfish.Credentials{Username: user, Password: pass}, envBMCUsername + " and " + envBMCPassword, nil
 	}
 	if nodeFile != "" {
-		creds, err := readCredentialsFile(nodeFile, stderr)
+		creds, err := readCredentialsFile(nodeFile, nodeDir, stderr)
 		return creds, nodeFileFrom + " (" + nodeFile + ")", err
 	}
 	return redfish.Credentials{}, "", nil
 }
 
-// readCredentialsFile reads the account in a Metal3 BMC Secret's keys, warning when other
-// users can read it.
-func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, error) {
+// readCredentialsFile reads the account in a Metal3 BMC Secret's keys, from inside the node
+// directory nodeDir unless it is "", warning when other users can read it.
+func readCredentialsFile(path, nodeDir string, stderr io.Writer) (redfish.Credentials, error) {
 	c, exposed, err := nodedir.ReadCredentials(path)
+	if nodeDir != "" {
+		c, exposed, err = nodedir.ReadCredentialsIn(nodeDir, path)
+	}
 	if exposed {
 		fmt.Fprintf(stderr, "Warning: %s can be read by other users; chmod 600 it\n", path)
 	}
@@ -208,7 +213,7 @@ func readCredentialsFile(path string, stderr io.Writer) (redfish.Credentials, er
 
 // bmcClient connects to the target with the TLS, trace and pacing the flags ask for.
 func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
-	tlsConfig, err := bmcTLS(t.insecure, t.caFile, t.caFileFrom)
+	tlsConfig, err := bmcTLS(t.insecure, t.caFile, t.caFileFrom, t.caDir)
 	if err != nil {
 		return nil, err
 	}
@@ -242,15 +247,22 @@ func bmcClient(c *cli.Context, t *bmcTarget) (*redfish.Client, error) {
 }
 
 // bmcTLS is the TLS configuration that checks a BMC's certificate against caFile (named
-// caFileFrom in messages), or the system's roots, or not at all when insecure.
-func bmcTLS(insecure bool, caFile, caFileFrom string) (*tls.Config, error) {
+// caFileFrom in messages; read only from inside the node directory caDir unless it is ""),
+// or the system's roots, or not at all when insecure.
+func bmcTLS(insecure bool, caFile, caFileFrom, caDir string) (*tls.Config, error) {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if insecure {
 		// The user asked for it: BMCs ship self-signed certificates.
 		tlsConfig.InsecureSkipVerify = true
 	}
 	if caFile != "" {
-		pemData, err := input.ReadFile(caFile, maxCAFile, "a PEM CA certificate")
+		read := input.ReadFile
+		if caDir != "" {
+			read = func(path string, limit int64, what string) ([]byte, error) {
+				return nodedir.ReadFileIn(caDir, path, limit, what)
+			}
+		}
+		pemData, err := read(caFile, maxCAFile, "a PEM CA certificate")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", caFileFrom, err)
 		}

@@ -29,28 +29,36 @@ const maxSHA256SumsSize = 1 << 20
 const maxKeyringSize = 4 << 20
 
 func downloadCommand() *cli.Command {
-	cmd := &cli.Command{
+	return &cli.Command{
 		Name:  "download",
 		Usage: "download the live ISO or PXE files of a CoreOS stream, verified, into the cache",
 		Description: "Finds the artifacts in stream metadata (--stream: what\n" +
 			"`openshift-install coreos print-stream-json` prints, as a file or URL, or a Fedora CoreOS stream\n" +
 			"name), or takes one --url with its sha256, and downloads them into the cache: checked against\n" +
 			"their sha256 while streaming, resumed where a connection broke, retried when the server asks\n" +
-			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.",
-		Flags: append(streamFlags(),
-			&cli.StringFlag{Name: "format", Value: download.FormatISO,
-				Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
-			&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
-			forceFlag("replace existing files in DIR"),
-			&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's, " +
-				"or s3://BUCKET/KEY with the AWS SDK's credentials)"},
-			&cli.StringFlag{Name: "sha256", Usage: "with --url: the file's sha256 `HEX` digest"},
-			&cli.StringFlag{Name: "sha256sum-url", Usage: "with --url: take the digest from the sha256sum.txt at `URL`"},
-		),
+			"for it. Prints the path of each file, alone, on standard output: in the cache, or in -C DIR.\n" +
+			"With --upload s3://BUCKET/KEY it then puts the verified files into an S3 bucket, the sha256 as\n" +
+			"their x-amz-meta-sha256 metadata, skipping an object that already holds them.",
+		Flags:  downloadFlags(),
 		Action: downloadArtifacts,
 	}
-	cmd.Flags = append(cmd.Flags, originFlags()...)
-	return cmd
+}
+
+// downloadFlags are download's own, the stream's, and those that reach an S3 store for
+// --upload.
+func downloadFlags() []cli.Flag {
+	flags := append(streamFlags(),
+		&cli.StringFlag{Name: "format", Value: download.FormatISO,
+			Usage: "`FORMAT` to fetch: iso (the live ISO) or pxe (kernel, initramfs and rootfs)"},
+		&cli.StringFlag{Name: "directory", Aliases: []string{"C"}, Usage: "also copy the files into `DIR`"},
+		forceFlag("replace existing files in DIR"),
+		&cli.StringFlag{Name: "url", Usage: "download `URL` instead of a stream's artifacts (a mirror's, an air-gapped server's, " +
+			"or s3://BUCKET/KEY with the AWS SDK's credentials)"},
+		&cli.StringFlag{Name: "sha256", Usage: "with --url: the file's sha256 `HEX` digest"},
+		&cli.StringFlag{Name: "sha256sum-url", Usage: "with --url: take the digest from the sha256sum.txt at `URL`"},
+		uploadFlag,
+	)
+	return append(flags, originFlags()...)
 }
 
 // streamFlags name a stream's artifact and how to fetch it: download's, and those of the
@@ -107,6 +115,16 @@ func downloadArtifacts(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var targets []uploadTarget
+	if c.IsSet("upload") {
+		names := make([]string, len(artifacts))
+		for i, a := range artifacts {
+			names[i] = a.Name()
+		}
+		if targets, err = uploadTargets(c.String("upload"), names); err != nil {
+			return err
+		}
+	}
 	if dir != "" && !c.Bool("force") {
 		for _, a := range artifacts {
 			if err := refuseExisting(filepath.Join(dir, a.Name()), false, nil); err != nil {
@@ -124,6 +142,11 @@ func downloadArtifacts(c *cli.Context) error {
 	}
 	if dir != "" {
 		if paths, err = copyInto(c, paths, dir); err != nil {
+			return err
+		}
+	}
+	if targets != nil {
+		if err := d.upload(c, artifacts, targets); err != nil {
 			return err
 		}
 	}

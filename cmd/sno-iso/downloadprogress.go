@@ -23,6 +23,8 @@ type downloadProgress struct {
 	w        io.Writer
 	terminal bool
 	bar      *pb.ProgressBar
+	// verb starts the line that announces a transfer: "Downloading", or "Uploading".
+	verb string
 
 	name           string
 	total          int64
@@ -32,7 +34,12 @@ type downloadProgress struct {
 
 func newDownloadProgress(w io.Writer) *downloadProgress {
 	f, ok := w.(*os.File)
-	return &downloadProgress{w: w, terminal: ok && isTerminal(f)}
+	return &downloadProgress{w: w, terminal: ok && isTerminal(f), verb: "Downloading"}
+}
+
+// uploading is a progress that draws uploads on the same writer.
+func (p *downloadProgress) uploading() *downloadProgress {
+	return &downloadProgress{w: p.w, terminal: p.terminal, verb: "Uploading"}
 }
 
 func (p *downloadProgress) Start(url string, have, total int64) {
@@ -41,7 +48,7 @@ func (p *downloadProgress) Start(url string, have, total int64) {
 	if have > 0 {
 		fmt.Fprintf(p.w, "Resuming %s at %s of %s\n", url, mib(have), mib(total))
 	} else {
-		fmt.Fprintf(p.w, "Downloading %s (%s)\n", url, mib(total))
+		fmt.Fprintf(p.w, "%s %s (%s)\n", p.verb, url, mib(total))
 	}
 	if p.terminal && (total < 0 || total >= barThreshold) {
 		p.bar = pb.Full.Start64(max(total, 0)).Set(pb.Bytes, true).SetWriter(p.w).SetCurrent(have)

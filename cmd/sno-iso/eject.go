@@ -68,7 +68,7 @@ func ejectAfterInstall(ctx context.Context, nodeDir string, stderr io.Writer) (*
 	case b.EjectAfterInstall != nil && !*b.EjectAfterInstall:
 		return nil, fmt.Errorf("%w: its %s says bmc.ejectAfterInstall: false", errNoEject, nodedir.ConfigFile)
 	}
-	creds, _, err := bmcCredentials("", b.CredentialsFile, b.Config+" bmc.credentialsFile", stderr)
+	creds, _, err := bmcCredentials("", b.CredentialsFile, b.Config+" bmc.credentialsFile", b.Dir, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func ejectAfterInstall(ctx context.Context, nodeDir string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	tlsConfig, err := bmcTLS(b.Insecure, b.CAFile, b.Config+" bmc.caFile")
+	tlsConfig, err := bmcTLS(b.Insecure, b.CAFile, b.Config+" bmc.caFile", b.Dir)
 	if err != nil {
 		return nil, err
 	}

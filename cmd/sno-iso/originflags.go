@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 
 	"github.com/sno-iso/sno-iso/internal/input"
@@ -64,7 +65,13 @@ func openOriginISO(c *cli.Context, name string) (*isobuilder.LiveISO, error) {
 	if err != nil {
 		return nil, certificateAdvice(err)
 	}
-	iso, err := isobuilder.OpenReader(obj, obj.Size())
+	var r io.ReaderAt = obj
+	if sum := obj.SHA256(); sum != "" {
+		// A command that reads every byte (build of a full ISO) checks them against the
+		// sha256 that `download --upload` recorded.
+		r = origin.NewDigestReader(obj, obj.Size(), obj.String(), sum)
+	}
+	iso, err := isobuilder.OpenReader(r, obj.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", obj, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sno-iso/sno-iso/capability"
+	"github.com/sno-iso/sno-iso/internal/safetext"
 	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/urfave/cli/v2"
 )
@@ -90,9 +91,10 @@ func followNode(c *cli.Context, nodeDir string, target reports.Phase, timeout, i
 	switch {
 	case errors.As(err, &failed):
 		if rec.Log != "" {
-			fmt.Fprintf(c.App.ErrWriter, "The last lines of %s's journal:\n", orUnknown(rec.Unit))
+			// The records may come from an impostor server: each line reaches the terminal escaped.
+			fmt.Fprintf(c.App.ErrWriter, "The last lines of %s's journal:\n", safetext.Escape(orUnknown(rec.Unit)))
 			for _, line := range strings.Split(strings.TrimRight(rec.Log, "\n"), "\n") {
-				fmt.Fprintf(c.App.ErrWriter, "  | %s\n", line)
+				fmt.Fprintf(c.App.ErrWriter, "  | %s\n", safetext.Escape(line))
 			}
 		}
 		return fmt.Errorf("node %s: %w", name, err)

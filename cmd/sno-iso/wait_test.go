@@ -74,3 +74,23 @@ func TestBMCBootEjectAfterInstall(t *testing.T) {
 		t.Errorf("--eject-after-install without --node: exit %d, want a usage error", r.code)
 	}
 }
+
+// The records are the server's words (it may be an impostor): the journal's lines reach the
+// terminal escaped, so they cannot drive it or forge a line.
+func TestWaitEscapesTheJournal(t *testing.T) {
+	nodes := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(nodes, "sno"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := &reports.FileStore{Dir: filepath.Join(nodes, reports.DirName)}
+	status := 1
+	rec := reports.Record{Report: reports.Report{Phase: reports.Failed, Unit: "x.service", Status: &status,
+		Log: "\x1b]52;c;SGVsbG8=\a\x1b[2J\rNode sno reached install-done"}, Time: time.Now()}
+	if _, err := store.Add("sno", rec); err != nil {
+		t.Fatal(err)
+	}
+	r := sno(t, nil, "wait", "--node", filepath.Join(nodes, "sno"), "--for", "install-done", "--interval", "10ms")
+	if r.code != 1 || strings.ContainsAny(string(r.stderr), "\x1b\a\r") || !strings.Contains(string(r.stderr), `  | "\x1b]52;c;`) {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

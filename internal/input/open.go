@@ -1,8 +1,12 @@
 package input
 
 import (
+	"errors"
 	"io/fs"
 	"os"
+	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/redact"
 )
 
 // Open opens path with flag (os.O_RDONLY or os.O_RDWR) without waiting on what it names, and
@@ -12,7 +16,7 @@ import (
 func Open(path string, flag int) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, flag|openNonBlocking, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, hideURLCredentials(path, err)
 	}
 	info, err := f.Stat()
 	if err != nil {
@@ -39,4 +43,15 @@ func Kind(mode fs.FileMode) string {
 		return "a block device"
 	}
 	return "a special file"
+}
+
+// hideURLCredentials shows a path that is a URL (scheme://...), taken for a file because the
+// command does not fetch that scheme, as redact.URL does: its password and query (a
+// pre-signed signature) are credentials, not for errors.
+func hideURLCredentials(path string, err error) error {
+	var pathErr *fs.PathError
+	if strings.Contains(path, "://") && errors.As(err, &pathErr) {
+		pathErr.Path = redact.URL(path)
+	}
+	return err
 }

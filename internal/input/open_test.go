@@ -2,6 +2,7 @@ package input
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,5 +52,17 @@ func TestReadFileReadsDescriptorPipe(t *testing.T) {
 	got, err := ReadFile(path, 1<<20, "an Ignition config")
 	if err != nil || string(got) != want {
 		t.Fatalf("ReadFile(%s) = %q, %v; want %q", path, got, err, want)
+	}
+}
+
+// A URL given where a file is read (a scheme the command does not fetch) fails as a missing
+// file, without its password or query in the error.
+func TestOpenURLPathHidesCredentials(t *testing.T) {
+	for _, u := range []string{"ftp://u:hunter2@h/x.iso?X-Amz-Signature=SIGSECRET", "HTTP://u:hunter2@h/x.iso?sig=SIGSECRET"} {
+		_, _, err := Open(u, os.O_RDONLY)
+		if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "SIGSECRET") ||
+			!strings.Contains(err.Error(), "h/x.iso") || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }

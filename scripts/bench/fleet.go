@@ -162,9 +162,14 @@ type fleetCase struct {
 
 // downloadConcurrently downloads url n times at once, each to /dev/null.
 func downloadConcurrently(url string, n int) {
+	concurrently(n, func() { download(url, io.Discard) })
+}
+
+// concurrently runs f n times at once and waits for them all.
+func concurrently(n int, f func()) {
 	var wg sync.WaitGroup
 	for range n {
-		wg.Go(func() { download(url, io.Discard) })
+		wg.Go(f)
 	}
 	wg.Wait()
 }

@@ -4,7 +4,7 @@
 // run: each case is timed alternately with cp, several rounds, and the medians are compared.
 // It prints Markdown tables for docs/performance.md.
 //
-//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download|fleet]
+//	go run ./scripts/bench -sno-iso bin/sno-iso [-iso big.iso] [-rounds 5] [-only download|fleet|s3]
 //
 // Without -iso it builds a 1 GiB RHCOS look-alike with scripts/mkliveiso. The download case
 // compares with curl instead of cp; -only download runs it alone. It runs on Linux only: it
@@ -100,8 +100,9 @@ func main() {
 	sno := flag.String("sno-iso", "bin/sno-iso", "the sno-iso binary to measure")
 	iso := flag.String("iso", "", "a large live ISO (default: build a 1 GiB look-alike)")
 	rounds := flag.Int("rounds", 7, "rounds per case")
-	only := flag.String("only", "", "run only this case: download, fleet (serve replicas against nginx), nodes (serve with 1,000 and "+
-		"10,000 nodes) or headers (serve's memory after a burst of slow headers)")
+	only := flag.String("only", "", "run only this case: download, fleet (serve replicas against nginx), s3 (serve with the base "+
+		"ISO in an S3 store against nginx), nodes (serve with 1,000 and 10,000 nodes) or headers (serve's memory after a burst "+
+		"of slow headers)")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	nodeCounts := intsFlag("nodes", []int{1000, 10000}, "with -only nodes: the numbers of nodes, comma-separated")
 	relay := flag.String("relay", "", "run as the fleet case's TCP relay to this HOST:PORT (the fleet case starts it)")
@@ -130,9 +131,9 @@ func main() {
 	case "headers":
 		benchHeaderBurst(*sno, tmp)
 		return
-	case "fleet":
+	case "fleet", "s3":
 	default:
-		fatalf("-only %q: the cases that run alone are download, fleet, nodes and headers", *only)
+		fatalf("-only %q: the cases that run alone are download, fleet, s3, nodes and headers", *only)
 	}
 	if *iso == "" {
 		*iso = filepath.Join(tmp, "rhcos-lookalike-1g.iso")
@@ -155,10 +156,16 @@ func main() {
 	if err := bip.Run(); err != nil {
 		fatalf("generating a bootstrap-in-place config: %v", err)
 	}
-	if *only == "fleet" {
+	switch *only {
+	case "fleet":
 		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
 		printTableHeader()
 		benchFleet(*sno, *iso, config, tmp, *rounds)
+		return
+	case "s3":
+		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
+		printTableHeader()
+		benchS3(*sno, *iso, config, tmp, *rounds)
 		return
 	}
 	inPlace := filepath.Join(tmp, "inplace.iso")
@@ -222,6 +229,7 @@ func main() {
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
 	benchFleet(*sno, *iso, config, tmp, *rounds)
+	benchS3(*sno, *iso, config, tmp, *rounds)
 	benchDownload(*sno, tmp, *downloadSize, *rounds)
 	benchNodes(*sno, tmp, []int{1000, 10000})
 	benchCapacity()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
@@ -17,9 +18,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/coreos/stream-metadata-go/stream"
 
+	"github.com/sno-iso/sno-iso/internal/bipgen"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/s3test"
 	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
@@ -105,5 +110,96 @@ func TestImageDownloadsOverTLSAsItsUser(t *testing.T) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(filepath.Join(rootfs, path), &st); err != nil || st.Uid != proc.User.UID {
 		t.Errorf("the cached ISO belongs to %d, want the image's user %d (%v)", st.Uid, proc.User.UID, err)
+	}
+}
+
+// TestImageBuildsFromS3OverTLSAsItsUser runs the image's binary as the runtime would and has
+// it build a node's ISO from a live ISO in a real S3 store (SeaweedFS on loopback, TLS with
+// the test's own CA) with read-only keys, region and endpoint from the environment only: what
+// a replica given AWS_* variables from a Secret does. The store's CA is only in a bundle added
+// to the image and named by SSL_CERT_FILE. The object carries its x-amz-meta-sha256, which the
+// build checks, and the result is the bytes the same build makes from a local file.
+func TestImageBuildsFromS3OverTLSAsItsUser(t *testing.T) {
+	testenv.Root(t, "chroot into the unpacked image and run as user 65532")
+	bin := staticBinary(t)
+	bundle := unpackImage(t, bin)
+	rootfs := filepath.Join(bundle, "rootfs")
+	proc := readRuntimeProcess(t, bundle)
+
+	liveISO := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	iso, err := os.ReadFile(liveISO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(iso)
+	store := s3test.Start(t)
+	store.CreateBucket(t, "isos", false)
+	_, err = store.Client(store.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String("isos"), Key: aws.String("rhcos/rhcos-live.x86_64.iso"), Body: bytes.NewReader(iso),
+		Metadata: map[string]string{"sha256": hex.EncodeToString(sum[:])}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := bipgen.Generate(bipgen.Options{Size: 150000, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(store.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := filepath.Join(rootfs, "tmp", "inputs")
+	snoYAML := []byte("coreOSInstallation:\n  installationDisk: /dev/sda\n")
+	for dir, files := range map[string]map[string][]byte{
+		filepath.Join(rootfs, "etc", "ssl"): {"s3-ca.pem": caPEM},
+		inputs:                              {"bootstrap-in-place-for-live-iso.ign": config, "sno.yaml": snoYAML},
+	} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	args := []string{"build", "--ignition", "/tmp/inputs/bootstrap-in-place-for-live-iso.ign", "--config", "/tmp/inputs/sno.yaml"}
+	cmd := exec.Command("/usr/bin/sno-iso", append(args, "--iso", "s3://isos/rhcos/rhcos-live.x86_64.iso", "--s3-path-style",
+		"-o", "/tmp/sno.iso")...)
+	cmd.Dir = proc.Cwd
+	cmd.Env = append(append([]string{}, proc.Env...), "HOME=/", "SSL_CERT_FILE=/etc/ssl/s3-ca.pem")
+	for _, kv := range store.Env(store.ReadOnly) {
+		if !strings.HasPrefix(kv, "AWS_CA_BUNDLE=") { // a path outside the image; SSL_CERT_FILE names the CA
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs, Credential: &syscall.Credential{Uid: proc.User.UID, Gid: proc.User.GID}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sno-iso build from S3 in the image as %d: %v\n%s", proc.User.UID, err, stderr.String())
+	}
+	for _, keys := range []s3test.Keys{store.ReadOnly, store.ReadWrite} {
+		if strings.Contains(stderr.String()+stdout.String(), keys.SecretAccessKey) {
+			t.Errorf("the image's binary printed a secret key:\n%s", stderr.String())
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(rootfs, "tmp", "sno.iso"))
+	if err != nil {
+		t.Fatalf("the build in the image wrote no ISO: %v\n%s", err, stderr.String())
+	}
+	local := filepath.Join(t.TempDir(), "local.iso")
+	hostArgs := []string{"build", "--ignition", filepath.Join(inputs, "bootstrap-in-place-for-live-iso.ign"),
+		"--config", filepath.Join(inputs, "sno.yaml"), "--iso", liveISO, "-o", local}
+	if out, err := exec.Command(bin, hostArgs...).CombinedOutput(); err != nil {
+		t.Fatalf("the same build from the local file: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the ISO built in the image from S3 differs from the one built from the local file")
 	}
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/aws/smithy-go"
+	"github.com/sno-iso/sno-iso/download"
+	"github.com/sno-iso/sno-iso/origin"
+	"github.com/urfave/cli/v2"
+)
+
+// uploadFlag is download's --upload flag.
+var uploadFlag = &cli.StringFlag{Name: "upload",
+	Usage: "after the sha256 check, put the files into the bucket at `s3://BUCKET/KEY` with their sha256 as metadata " +
+		"(a KEY ending in / is a prefix the file names go under: what --format pxe needs)"}
+
+// uploadTarget is where --upload puts one artifact.
+type uploadTarget struct{ bucket, key string }
+
+func (t uploadTarget) String() string { return "s3://" + t.bucket + "/" + t.key }
+
+// uploadTargets places the artifacts named names under dest, --upload's s3://BUCKET/KEY:
+// at KEY itself when there is one artifact, under KEY as a prefix when it ends in "/" (or
+// is empty: s3://BUCKET/). Several artifacts need a prefix.
+func uploadTargets(dest string, names []string) ([]uploadTarget, error) {
+	prefix := strings.HasSuffix(dest, "/")
+	if !prefix && len(names) > 1 {
+		return nil, usagef("--upload %s names one object, but there are %d files (%s): end it with / to put them under it",
+			dest, len(names), strings.Join(names, ", "))
+	}
+	targets := make([]uploadTarget, len(names))
+	for i, name := range names {
+		object := dest
+		if prefix {
+			object += name
+		}
+		bucket, key, err := origin.ParseS3URL(object)
+		if err != nil {
+			return nil, usagef("--upload %q: %v", dest, err)
+		}
+		targets[i] = uploadTarget{bucket: bucket, key: key}
+	}
+	return targets, nil
+}
+
+// upload puts each verified artifact into its target, saying what it did on standard error.
+func (d *downloader) upload(c *cli.Context, artifacts []download.Artifact, targets []uploadTarget) error {
+	opts, err := originOptions(c)
+	if err != nil {
+		return err
+	}
+	client, err := origin.NewS3Client(c.Context, opts)
+	if err != nil {
+		return fmt.Errorf("--upload: %w", err)
+	}
+	progress := d.progress.uploading()
+	u := &download.Uploader{Client: client, Progress: progress}
+	for i, a := range artifacts {
+		done, err := d.cache.Upload(c.Context, a, u, targets[i].bucket, targets[i].key)
+		progress.finish()
+		if err != nil {
+			return uploadAdvice(err, targets[i])
+		}
+		switch {
+		case done.Skipped:
+			fmt.Fprintf(c.App.ErrWriter, "%s already holds %s (sha256 %s): not uploaded again\n", targets[i], a.Name(), a.SHA256)
+		case done.Abandoned > 0:
+			fmt.Fprintf(c.App.ErrWriter, "Uploaded %s to %s (sha256 %s), after aborting %d unfinished upload(s) to it\n",
+				a.Name(), targets[i], a.SHA256, done.Abandoned)
+		default:
+			fmt.Fprintf(c.App.ErrWriter, "Uploaded %s to %s (sha256 %s)\n", a.Name(), targets[i], a.SHA256)
+		}
+	}
+	return nil
+}
+
+// uploadAdvice adds to an upload's error what to do about it.
+func uploadAdvice(err error, target uploadTarget) error {
+	var status int
+	if s3err := (*download.S3Error)(nil); errors.As(err, &s3err) {
+		status = s3err.HTTPStatus()
+	}
+	code := ""
+	if api := smithy.APIError(nil); errors.As(err, &api) {
+		code = api.ErrorCode()
+	}
+	switch {
+	case code == "NoSuchBucket":
+		return fmt.Errorf("%w; the bucket %s does not exist: create it, or check the name and --s3-endpoint", err, target.bucket)
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken":
+		return fmt.Errorf("%w; the store does not accept these credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "+
+			"(or the profile, web identity or instance role the AWS SDK found)", err)
+	case code == "AccessDenied" || status == http.StatusForbidden:
+		return fmt.Errorf("%w; these credentials may not write %s: grant them s3:PutObject (and s3:AbortMultipartUpload, "+
+			"s3:ListBucketMultipartUploads) on the bucket, or use others", err, target)
+	case errors.As(err, new(x509.UnknownAuthorityError)), errors.As(err, new(x509.HostnameError)),
+		errors.As(err, new(*tls.CertificateVerificationError)):
+		return fmt.Errorf("%w; the store's certificate is not trusted: give its CA with --ca-file FILE (or AWS_CA_BUNDLE)", err)
+	}
+	return err
+}
