@@ -84,11 +84,12 @@ func (s *Server) makeNodeISO(ns *nodeState, rootfsURL string) (nodeISO, error) {
 }
 
 // withRootfsURL is n with its live kernel arguments fetching the root file system from own
-// instead of shared.
+// instead of shared. The minimal ISO made for shared ends its arguments with shared's: own's
+// comes at that place, before the node's own, as in the minimal ISO made for own.
 func withRootfsURL(n *node.Node, shared, own string) *node.Node {
 	edited := *n
 	edited.LiveKargs.Delete = append(slices.Clip(n.LiveKargs.Delete), isobuilder.RootfsURLArg(shared))
-	edited.LiveKargs.Append = append(slices.Clip(n.LiveKargs.Append), isobuilder.RootfsURLArg(own))
+	edited.LiveKargs.Append = append([]string{isobuilder.RootfsURLArg(own)}, n.LiveKargs.Append...)
 	return &edited
 }
 
