@@ -18,6 +18,10 @@ const tokenInput = "sno-iso node "
 // enough for the BMCs that refuse long URLs.
 const tokenBytes = 16
 
+// TokenLength is the length of a token in characters; report tokens (package progress) have
+// the same.
+var TokenLength = base64.RawURLEncoding.EncodedLen(tokenBytes)
+
 // MinimalSuffix ends the name of a node's minimal ISO: /<node>-minimal.iso.
 const MinimalSuffix = "-minimal"
 

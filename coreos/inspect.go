@@ -187,6 +187,10 @@ func (info *InstallInfo) readScript(script []byte) error {
 			if err := info.readInstallerArgs(words[2:]); err != nil {
 				return fmt.Errorf("line %d: %v", n+1, err)
 			}
+		case len(words) == 3 && words[0] == installScriptRunner && words[1] == "pre":
+			info.Installation.PreInstall = append(info.Installation.PreInstall, words[2])
+		case len(words) == 3 && words[0] == installScriptRunner && words[1] == "post":
+			info.Installation.PostInstall = append(info.Installation.PostInstall, words[2])
 		case len(words) >= 1 && words[0] == "wipefs":
 			info.Installation.WipeDisk = true
 		case len(words) >= 3 && words[0] == "shutdown" && words[1] == "-r" && strings.HasPrefix(words[2], "+"):

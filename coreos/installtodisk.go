@@ -104,14 +104,14 @@ if [ ! -f %[2]s ]; then
 	b.WriteString(reportLine("\t", progress.InstallStarted))
 	b.WriteString(start("\t", "coreos-installer"))
 	for _, script := range inst.PreInstall {
-		fmt.Fprintf(&b, "\trun_install_script pre %s\n", shellQuote(script))
+		fmt.Fprintf(&b, "\t%s pre %s\n", installScriptRunner, shellQuote(script))
 	}
 	if inst.WipeDisk {
 		fmt.Fprintf(&b, "\trelease_and_wipe %s\n", disk)
 	}
 	fmt.Fprintf(&b, "\techo \"Installing to %s\"\n\t%s\n", inst.Disk, installerCommand(inst))
 	for _, script := range inst.PostInstall {
-		fmt.Fprintf(&b, "\trun_install_script post %s\n", shellQuote(script))
+		fmt.Fprintf(&b, "\t%s post %s\n", installScriptRunner, shellQuote(script))
 	}
 	fmt.Fprintf(&b, `	touch %s
 %sfi
@@ -140,6 +140,10 @@ func installerCommand(inst Installation) string {
 	}
 	return strings.Join(append(cmd, shellQuote(inst.Disk)), " ")
 }
+
+// installScriptRunner is the name of the script's function that runs a pre- or post-install
+// script, which inspect recognises.
+const installScriptRunner = "run_install_script"
 
 // installScriptFunction runs the user's pre- and post-install scripts (coreos-installer's
 // --pre-install and --post-install). A failing script stops the install there, with a line

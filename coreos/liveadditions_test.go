@@ -72,6 +72,11 @@ func TestPrepareLiveIgnitionAdditions(t *testing.T) {
 			if pre < 0 || !(pre < install && install < post && post < reboot) {
 				t.Errorf("install-to-disk.sh runs pre at %d, installs at %d, post at %d, reboots at %d:\n%s", pre, install, post, reboot, script)
 			}
+			info, err := InspectIgnition(out)
+			if err != nil || !slices.Equal(info.Installation.PreInstall, []string{"/usr/local/bin/pre-install-wipe.sh"}) ||
+				!slices.Equal(info.Installation.PostInstall, []string{"/usr/local/bin/post-install-notify"}) {
+				t.Errorf("inspect reads the scripts as %+v (%v)", info, err)
+			}
 			var live struct {
 				Ignition struct {
 					Config   struct{ Merge []struct{ Source string } }

@@ -70,6 +70,9 @@ type InstallationReport struct {
 	// schedules no reboot that sno-iso recognises.
 	RebootDelayMinutes *int     `json:"rebootDelayMinutes,omitempty"`
 	MachineConfigs     []string `json:"machineConfigs,omitempty"`
+	// PreInstall and PostInstall are the scripts run before and after the disk is written.
+	PreInstall  []string `json:"preInstall,omitempty"`
+	PostInstall []string `json:"postInstall,omitempty"`
 }
 
 // Member is one embedded file.
@@ -136,7 +139,7 @@ func Inspect(iso *isobuilder.LiveISO, path string) (*Report, error) {
 		// Only bootstrap-in-place configs have an installation to report.
 		if info, err := coreos.InspectIgnition(cfg); err == nil {
 			r.Installation = &InstallationReport{Disk: info.Installation.Disk, InstallerArgs: info.InstallerArgs,
-				WipeDisk: info.Installation.WipeDisk}
+				WipeDisk: info.Installation.WipeDisk, PreInstall: info.Installation.PreInstall, PostInstall: info.Installation.PostInstall}
 			if d := info.Installation.RebootDelay; d != nil {
 				minutes := int(*d / time.Minute)
 				r.Installation.RebootDelayMinutes = &minutes

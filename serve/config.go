@@ -31,9 +31,14 @@ type Config struct {
 	// payloads); past it the least recently used are prepared again when asked for. 0 means
 	// DefaultNodeCacheBytes.
 	NodeCacheBytes int64
-	// MaxConnections bounds the connections open at once; one more is closed as soon as it
-	// is accepted. 0 means DefaultMaxConnections.
+	// MaxConnections bounds the connections open at once, on each listener: past it the one
+	// that has waited longest for a request is closed (the new one when every other is in the
+	// middle of one). 0 means DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnectionsPerClient bounds the connections open at once from one client address; 0
+	// means no bound (behind a reverse proxy or load balancer every client has its address).
+	// At either bound the oldest connection waiting for a request is closed, not the new one.
+	MaxConnectionsPerClient int
 	// PrepareTimeout bounds a node's preparation (reading and checking its files): past it,
 	// the node's requests are answered 503 until the preparation ends. 0 means
 	// DefaultPrepareTimeout.

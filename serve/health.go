@@ -105,9 +105,9 @@ func (s *Server) checkOrigin(ctx context.Context, object *origin.Object) error {
 	return err
 }
 
-// ServeAdmin answers Admin's endpoints on ln until ctx ends.
+// ServeAdmin answers Admin's endpoints on ln until ctx ends, with the main listener's limits.
 func (s *Server) ServeAdmin(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Admin(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: s.log}
+	srv := newHTTPServer(s.Admin(), s.cfg, s.release, s.log)
 	go func() {
 		<-ctx.Done()
 		srv.Close()

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/origin"
@@ -145,14 +144,18 @@ func TestReadyFollowsTheOrigin(t *testing.T) {
 	}
 	store.set(garbage, `"object-v2"`, nil)
 	ready(503, "changed at its origin and the new version cannot be served")
+	// Meanwhile the nodes' media are 503 with Retry-After, not 500 or 502.
+	if resp, body := h.get("/a.iso"); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("/a.iso while the origin's new version cannot be served: %d %s", resp.StatusCode, body)
+	}
 
-	// A live ISO replaces it: served, and ready again.
-	h.srv.mu.Lock()
-	h.srv.originRetry = time.Time{}
-	h.srv.mu.Unlock()
+	// A live ISO replaces it: opened in the background, served, and ready again.
 	store.set(fixtures.File(t, "embed-areas-2021-12.iso"), `"object-v3"`, nil)
-	ready(200, "ready")
+	h.waitReady()
 	if resp, body := h.get("/a.iso"); resp.StatusCode != 200 {
 		t.Errorf("/a.iso after the origin's new version: %d %s", resp.StatusCode, body)
+	}
+	if n := strings.Count(h.log.String(), "not ready: the ISO changed at its origin"); n != 1 {
+		t.Errorf("the reason was logged %d times, want once:\n%s", n, h.log.String())
 	}
 }

@@ -1,12 +1,16 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +21,7 @@ import (
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/internal/fixtures"
 	"github.com/sno-iso/sno-iso/isobuilder"
+	"github.com/sno-iso/sno-iso/progress"
 )
 
 // A token whose slash is percent-encoded (/TOKEN%2Fa.iso) is hidden in the access log too,
@@ -59,14 +64,14 @@ func TestPublicFilesDoNotTakeCapabilitySlots(t *testing.T) {
 }
 
 // serving runs s.Serve on a loopback listener until the test ends and returns its address.
-func serving(t *testing.T, s *Server) string {
+func serving(t *testing.T, serve func(context.Context, net.Listener) error) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
+	go func() { served <- serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		<-served
@@ -77,7 +82,7 @@ func serving(t *testing.T, s *Server) string {
 // A request whose headers exceed the bound is refused with 431, not read into memory.
 func TestOversizedHeadersRefused(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, nil)
-	addr := serving(t, h.srv)
+	addr := serving(t, h.srv.Serve)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 	req.Header.Set("X-Filler", strings.Repeat("x", 64<<10))
 	resp, err := http.DefaultClient.Do(req)
@@ -90,43 +95,41 @@ func TestOversizedHeadersRefused(t *testing.T) {
 	}
 }
 
-// Past MaxConnections, a connection is closed at once; once one closes, another is served.
+// Past MaxConnections, the connection that has waited longest for its request is closed, not
+// the new one: clients that never finish their headers cannot keep the others out.
 func TestConnectionsBounded(t *testing.T) {
 	h := newHarness(t, "", map[string]string{"a": configA}, func(c *testSetup) { c.MaxConnections = 2 })
-	addr := serving(t, h.srv)
+	addr := serving(t, h.srv.Serve)
 	var held []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer c.Close()
 		c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n")) // headers never finished
 		held = append(held, c)
 	}
-	// The held connections are accepted before the next one: a request on each proves it.
+	// The held connections are accepted before the next one, in the order they came.
 	extra, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer extra.Close()
-	extra.SetReadDeadline(time.Now().Add(10 * time.Second))
+	extra.SetReadDeadline(time.Now().Add(time.Minute))
 	fmt.Fprintf(extra, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	if n, err := extra.Read(make([]byte, 1)); n != 0 || err == nil {
-		t.Errorf("a third connection got %d bytes, %v; want it closed", n, err)
+	if resp, err := http.ReadResponse(bufio.NewReader(extra), nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a third connection past the bound of 2: %v, %v; want it answered", resp, err)
 	}
-	held[0].Close()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + addr + "/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatalf("no connection served after one of the two closed: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	held[0].SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := held[0].Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Errorf("the oldest held connection: read %d bytes, %v; want it closed", n, err)
 	}
-	held[1].Close()
+	// The other is still open: its read waits, until the header timeout closes it.
+	held[1].SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := held[1].Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the newer held connection: %v; want it still open", err)
+	}
 }
 
 // A broken replacement of the certificate or key is logged, once, while the last good pair
@@ -269,5 +272,55 @@ func TestNodeCacheBoundedByBytes(t *testing.T) {
 	_, metrics = h.get(MetricsPath)
 	if hits := metricValue(t, string(metrics), "sno_iso_node_cache_hits_total"); hits != 1 {
 		t.Errorf("%v hits, want 1", hits)
+	}
+}
+
+// sendRaw sends a GET of target as written, unparsed by any client, and reads the answer.
+func sendRaw(t *testing.T, base, target string) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nRange: bytes=0-10\r\nConnection: close\r\n\r\n", target, u.Host)
+	io.Copy(io.Discard, c)
+}
+
+// No form of a capability or report URL puts its token in the access log, text or JSON:
+// doubled or dotted slashes, an escaped slash, a token alone or cut short, in the query. A
+// node's name as long as a token still shows.
+func TestTokensNeverLoggedInAnyForm(t *testing.T) {
+	const long = "worker-node-0000000000001"
+	var jsonLog bytes.Buffer
+	for _, logger := range []*slog.Logger{nil, slog.New(slog.NewJSONHandler(&jsonLog, nil))} {
+		h := newHarness(t, "", map[string]string{"a": configA, long: configB}, func(c *testSetup) { c.Logger = logger })
+		key := h.srv.publishedSecret().Key
+		token, report, longToken := capability.Token(key, "a"), progress.Token(key, "a"), capability.Token(key, long)
+		h.get("/") // lists the nodes
+		forms := []string{
+			"//" + token + "/a.iso", "/x/../" + token + "/a.iso", "/./" + token + "/a.iso", "/%2F" + token + "/a.iso",
+			"/" + token, "//" + report + "/a/report", "/" + token[:12] + "/a.iso", "/a.iso?t=" + token,
+			"/x/" + token + "%2Fa.iso", "/" + token + "a.iso", "/" + longToken + "/" + long + "-minimal.iso",
+		}
+		for _, form := range forms {
+			sendRaw(t, h.url, form)
+		}
+		log := h.log.String() + jsonLog.String()
+		for _, secret := range []string{token, report, longToken} {
+			if strings.Contains(log, secret[:minTokenRun]) || strings.Contains(log, secret[len(secret)-minTokenRun:]) {
+				t.Errorf("the log holds (part of) a token:\n%s", log)
+			}
+		}
+		if n := strings.Count(log, "{token}") + strings.Count(log, "?{redacted}"); n < len(forms) {
+			t.Errorf("%d {token} in the log for %d requests:\n%s", n, len(forms), log)
+		}
+		if !strings.Contains(log, "/{token}/"+long+"-minimal.iso") {
+			t.Errorf("the log does not name the node %s:\n%s", long, log)
+		}
 	}
 }

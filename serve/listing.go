@@ -14,11 +14,14 @@ type listing struct {
 	nodes   []string // sorted
 	skipped []string // entries that are not served, with the reason
 	err     error
+	// nameRuns are the nodes' token-like runs, which the access log shows (loggedURI).
+	nameRuns map[string]bool
 }
 
 func readListing(dir string) *listing {
 	l := &listing{stamp: filestamp.Of(dir)}
 	l.nodes, l.skipped, l.err = capability.ListNodes(dir)
+	l.nameRuns = nameRunsOf(l.nodes)
 	return l
 }
 

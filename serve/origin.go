@@ -112,25 +112,23 @@ func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
 	return nil
 }
 
-// originRetryDelay is how long a failed reopening of a changed origin object is reported to
-// requests before the origin is asked again.
-const originRetryDelay = 5 * time.Second
-
 // reopenOriginLocked parses the object that replaced the ISO at its origin; the old version
-// is closed when its last request ends. Called with s.mu held.
+// is closed when its last request ends. When the new one cannot be served now, the old is
+// gone at the origin all the same: the server is not ready, and the new version is opened in
+// the background as at start (503 with Retry-After meanwhile). Called with s.mu held.
 func (s *Server) reopenOriginLocked() error {
-	if time.Now().Before(s.originRetry) {
-		return s.originErr
-	}
 	next, err := openISO(s.ctx, s.cfg.ISO, s.cfg.Origin)
+	s.retireLocked(s.iso)
 	if err != nil {
-		s.originErr = fmt.Errorf("the ISO changed at its origin and the new version cannot be served: %w", err)
-		s.originRetry = time.Now().Add(originRetryDelay)
-		s.log.Printf("%v", s.originErr)
-		return s.originErr
+		err = fmt.Errorf("the ISO changed at its origin and the new version cannot be served: %w", err)
+		s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)
+		s.iso = nil
+		s.opening = &originOpening{err: err, failures: 1, next: time.Now().Add(originRetryBase)}
+		s.closing.Add(1)
+		go s.openOrigin(nil, nil, originRetryBase)
+		return s.opening.unavailable()
 	}
 	s.log.Printf("%s changed at the origin: serving the new version", next.path)
-	s.retireLocked(s.iso)
-	s.iso, s.originErr = next, nil
+	s.iso = next
 	return nil
 }

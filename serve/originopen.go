@@ -67,7 +67,7 @@ func (s *Server) startOrigin() error {
 	first, waited := make(chan error), make(chan struct{})
 	s.opening = &originOpening{}
 	s.closing.Add(1)
-	go s.openOrigin(first, waited)
+	go s.openOrigin(first, waited, 0)
 	t := time.NewTimer(originStartWait)
 	defer t.Stop()
 	select {
@@ -82,13 +82,16 @@ func (s *Server) startOrigin() error {
 	return nil
 }
 
-// openOrigin attempts to open the ISO until one attempt succeeds or the server closes, with
-// bounded exponential back-off between attempts. The first attempt's outcome goes to first
-// unless startOrigin stopped waiting (waited closed). Each new reason is logged once, not at
-// every attempt or probe.
-func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}) {
+// openOrigin attempts to open the ISO, after wait, until one attempt succeeds or the server
+// closes, with bounded exponential back-off between attempts. The first attempt's outcome
+// goes to first, when given, unless startOrigin stopped waiting (waited closed). Each new
+// reason is logged once, not at every attempt or probe.
+func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait time.Duration) {
 	defer s.closing.Done()
 	for attempt := 0; ; attempt++ {
+		if wait > 0 && !s.waitOriginRetry(wait) {
+			return
+		}
 		iso, err := s.attemptOrigin()
 		if err == nil {
 			s.mu.Lock()
@@ -100,8 +103,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}) {
 			switch {
 			case closed:
 				iso.close()
-			case attempt == 0:
-				tell(first, waited, nil)
+			case attempt == 0 && tell(first, waited, nil):
 			default:
 				s.log.Printf("ready: %s answers now", iso.path)
 			}
@@ -119,20 +121,21 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}) {
 		o := s.opening
 		logged := o.err != nil && o.err.Error() == err.Error()
 		o.failures++
-		wait := httpsem.Backoff(originRetryBase, originRetryLimit, o.failures)
+		wait = httpsem.Backoff(originRetryBase, originRetryLimit, o.failures)
 		o.err, o.next = err, time.Now().Add(wait)
 		s.mu.Unlock()
 		if !logged {
 			s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)
 		}
-		if !s.waitOriginRetry(wait) {
-			return
-		}
 	}
 }
 
-// tell gives err to a startOrigin still waiting; false when it stopped waiting.
+// tell gives err to a startOrigin still waiting; false when it stopped waiting or there is
+// none (first is nil).
 func tell(first chan<- error, waited <-chan struct{}, err error) bool {
+	if first == nil {
+		return false
+	}
 	select {
 	case first <- err:
 		return true

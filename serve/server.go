@@ -30,6 +30,7 @@ type Server struct {
 	cancel         context.CancelFunc
 
 	metrics   *metrics
+	release   *memoryRelease // shared by the main and the admin listener
 	adminOnce sync.Once
 	admin     http.Handler // see Admin
 
@@ -43,10 +44,6 @@ type Server struct {
 	closing  sync.WaitGroup // retired ISO versions being closed, media being made
 	closed   bool           // Close began: no more background work starts
 
-	// originErr is why the object that replaced the ISO at its origin cannot be served,
-	// until originRetry: an origin that is down is not asked again by every request.
-	originErr   error
-	originRetry time.Time
 	// originWake carries readiness probes' requests for an attempt to open the origin.
 	originWake chan struct{}
 	// originCheck serializes readiness checks of the origin; the last one's answer stands for
@@ -129,7 +126,7 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 	s := &Server{
 		cfg: cfg, prepare: prepare, log: logger, sem: make(chan struct{}, cfg.MaxConcurrent),
 		publicSem: make(chan struct{}, cfg.MaxConcurrent),
-		ctx:       ctx, cancel: cancel, iso: iso, metrics: m,
+		ctx:       ctx, cancel: cancel, iso: iso, metrics: m, release: newMemoryRelease(),
 		originCheckEvery: originCheckInterval, originWake: make(chan struct{}),
 	}
 	s.watchPresigned(time.Now())

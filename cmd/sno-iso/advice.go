@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/sno-iso/sno-iso/node"
 	"github.com/sno-iso/sno-iso/origin"
 	"github.com/sno-iso/sno-iso/serve"
+	"github.com/urfave/cli/v2"
 )
 
 // advice is what the command line adds to a library error: the flag or command that fixes
@@ -66,9 +66,16 @@ var warningFlags = map[node.WarningKind]string{node.LiveIPNotCopied: "--copy-net
 // Source: the node's overrides are the command line's flags.
 var overrideFlags = map[node.WarningKind]string{node.DiskWarning: "--installation-disk"}
 
-// printWarnings prints a node's warnings, naming the flag beside the setting they advise, or
-// the flag that set the value they are about.
-func printWarnings(w io.Writer, warnings []node.Warning) {
+// dropInOverrideFlags are overrideFlags as the coreos-installer drop-in's customize spells them.
+var dropInOverrideFlags = map[node.WarningKind]string{node.DiskWarning: "--dest-device"}
+
+// printWarnings prints a node's warnings on c's standard error, naming the flag beside the
+// setting they advise, or the flag that set the value they are about.
+func printWarnings(c *cli.Context, warnings []node.Warning) {
+	w, overrideFlags := c.App.ErrWriter, overrideFlags
+	if isDropIn(c) {
+		overrideFlags = dropInOverrideFlags
+	}
 	for _, warning := range warnings {
 		text := warning.String()
 		if flag, ok := warningFlags[warning.Kind]; ok && warning.Setting != "" {

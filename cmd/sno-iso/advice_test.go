@@ -10,6 +10,7 @@ import (
 	"github.com/sno-iso/sno-iso/coreos"
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
+	"github.com/urfave/cli/v2"
 )
 
 func TestErrorTextAddsAdvice(t *testing.T) {
@@ -41,16 +42,25 @@ func TestForceAdvice(t *testing.T) {
 	}
 }
 
-// The command line names its flag beside the setting a warning advises, and nothing else.
+// The command line names its flag beside the setting a warning advises, and nothing else; a
+// value a flag set is named by the flag, as the drop-in spells it under its name.
 func TestPrintWarnings(t *testing.T) {
 	var out strings.Builder
-	printWarnings(&out, []node.Warning{
+	disk := node.Warning{Kind: node.DiskWarning, Setting: "installationDisk", Text: "installationDisk: /dev/sda is a kernel name"}
+	printWarnings(cli.NewContext(&cli.App{Name: "sno-iso", ErrWriter: &out}, nil, nil), []node.Warning{
 		{Kind: node.LiveIPNotCopied, Setting: "copyNetwork: true", Text: "live kernel argument ip=dhcp configures the live system only: set copyNetwork: true so that the installed node keeps it"},
 		{Kind: node.KeyfilesNotCopied, Text: "copyNetwork is false: keyfiles"},
+		disk,
 	})
 	want := "Warning: live kernel argument ip=dhcp configures the live system only: set copyNetwork: true (or --copy-network) so that the installed node keeps it\n" +
-		"Warning: copyNetwork is false: keyfiles\n"
+		"Warning: copyNetwork is false: keyfiles\n" +
+		"Warning: --installation-disk: /dev/sda is a kernel name\n"
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	printWarnings(cli.NewContext(&cli.App{Name: dropInName, ErrWriter: &out}, nil, nil), []node.Warning{disk})
+	if want := "Warning: --dest-device: /dev/sda is a kernel name\n"; out.String() != want {
+		t.Errorf("the drop-in printed %q, want %q", out.String(), want)
 	}
 }

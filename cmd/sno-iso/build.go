@@ -75,7 +75,7 @@ func build(c *cli.Context) error {
 		defer media.Derived.Close()
 	}
 	// Everything is validated: warnings now, so that errors come alone.
-	printWarnings(c.App.ErrWriter, append(n.Warnings, media.Warnings...))
+	printWarnings(c, append(n.Warnings, media.Warnings...))
 	o, done, err := outputFor(c, media.Image.Size(), isoPath, out, inputs)
 	if err != nil {
 		return err

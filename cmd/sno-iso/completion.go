@@ -143,6 +143,10 @@ const bashCompletionBody = `{{fn}}() {
 	@dirs)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
+	@none)
+		compopt +o default 2>/dev/null
+		COMPREPLY=()
+		return ;;
 	@nodes)
 		local nodes=.
 		for ((i = 1; i < COMP_CWORD - 1; i++)); do
@@ -178,6 +182,8 @@ const zshCompletionBody = `{{fn}}() {
 	@dirs)
 		_files -/
 		return ;;
+	@none)
+		return 0 ;;
 	@nodes)
 		local nodes=.
 		for ((i = 2; i < CURRENT - 1; i++)); do
@@ -289,6 +295,8 @@ func (s completionScript) fishValues(path string, f cli.Flag) string {
 		return ""
 	case "@dirs":
 		return " -x -a '(__fish_complete_directories)'"
+	case "@none":
+		return " -x"
 	case "@nodes":
 		return " -x -a " + fishQuote("("+s.fn+"_nodes)")
 	default:
@@ -333,7 +341,8 @@ var (
 
 // valueCompletion is what completes the value of option f of the command at path of prog:
 // its values as one line of words; @dirs for a directory; @nodes for a node's name, one of
-// the directories of --nodes; "" for file names.
+// the directories of --nodes; @none for a value that no name on disk completes (a URL, a
+// duration); "" for file names.
 func valueCompletion(prog, path string, f cli.Flag) string {
 	doc, ok := f.(cli.DocGenerationFlag)
 	if !ok || !doc.TakesValue() {
@@ -363,6 +372,13 @@ func valueCompletion(prog, path string, f cli.Flag) string {
 		return "@nodes"
 	case name == "node", name == "directory", name == "output-dir", placeholder == "DIR":
 		return "@dirs"
+	case slices.Contains(notFilePlaceholders, placeholder):
+		return "@none"
 	}
 	return ""
 }
+
+// notFilePlaceholders name option values that are never a file: no file names are offered
+// for them.
+var notFilePlaceholders = []string{"URL", "s3://BUCKET/KEY", "ADDRESS", "HOSTNAME", "ID", "KARG", "KEY=OLD=NEW", "arg", "spec",
+	"DURATION", "SIZE", "N", "HEX", "REGION", "NAME"}

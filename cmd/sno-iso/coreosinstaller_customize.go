@@ -154,7 +154,7 @@ func writeCustomizedInitramfs(nc *cli.Context, initramfs, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", initramfs, err)
 	}
-	printWarnings(nc.App.ErrWriter, n.Warnings)
+	printWarnings(nc, n.Warnings)
 	if err := writeResult(nc, img, initramfs, out, append(commandInputs(nc, initramfs), files...)); err != nil {
 		return err
 	}

@@ -124,6 +124,12 @@ func TestDropInCustomizeAdditionsAreBuild(t *testing.T) {
 			t.Errorf("the live config lacks %s", want)
 		}
 	}
+	inspect := string(mustSno(t, nil, "inspect", built))
+	for _, want := range []string{"pre-install: /usr/local/bin/pre-install-prepare.sh\n", "post-install: /usr/local/bin/post-install-notify.sh\n"} {
+		if !strings.Contains(inspect, want) {
+			t.Errorf("inspect does not show %q:\n%s", want, inspect)
+		}
+	}
 }
 
 // TestDropInCustomizeForce: an ISO that is already customized is refused in coreos-installer's

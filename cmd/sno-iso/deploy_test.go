@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,7 +36,11 @@ type kustomization struct {
 	} `json:"labels"`
 	Resources []string `json:"resources"`
 	Patches   []struct {
-		Path string `json:"path"`
+		Path   string `json:"path"`
+		Target *struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"target"`
 	} `json:"patches"`
 	Images []struct {
 		Name    string `json:"name"`
@@ -317,23 +322,52 @@ func checkS3Access(t *testing.T, m deployManifests, pod corev1.PodSpec, c corev1
 	}
 }
 
-// The on-prem component: static keys from its Secret, the store's endpoint, and the CA that
-// verifies it, patched into the base's Deployment and container.
+// jsonPatchOp is one operation of a JSON 6902 patch.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value string `json:"value"`
+}
+
+// The on-prem component: static keys from its Secret, the store's endpoint, path-style
+// addressing and the CA that verifies it, patched into the base's Deployment and container.
 func TestDeployOnPremS3Component(t *testing.T) {
 	base := loadDeployManifests(t)
-	k, m := loadKustomization(t, filepath.Join(deployDir, "on-prem-s3"), "Component")
-	if len(k.Patches) != 1 {
-		t.Fatalf("%d patches, want the Deployment's", len(k.Patches))
+	dir := filepath.Join(deployDir, "on-prem-s3")
+	k, m := loadKustomization(t, dir, "Component")
+	var patch *appsv1.Deployment
+	var args []string
+	for _, p := range k.Patches {
+		raw, err := os.ReadFile(filepath.Join(dir, p.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Target == nil { // a strategic merge patch
+			patch = new(appsv1.Deployment)
+			strictDecode(t, p.Path, raw, patch)
+			continue
+		}
+		if p.Target.Kind != "Deployment" || p.Target.Name != base.deployment.Name {
+			t.Errorf("%s patches %s/%s, want Deployment/%s", p.Path, p.Target.Kind, p.Target.Name, base.deployment.Name)
+		}
+		var ops []jsonPatchOp
+		strictDecode(t, p.Path, raw, &ops)
+		for _, op := range ops {
+			// Container 0 is serve's: appended arguments.
+			if op.Op != "add" || op.Path != "/spec/template/spec/containers/0/args/-" {
+				t.Errorf("%s: %s %s, want only arguments added to serve's container", p.Path, op.Op, op.Path)
+			}
+			args = append(args, op.Value)
+		}
 	}
-	raw, err := os.ReadFile(filepath.Join(deployDir, "on-prem-s3", k.Patches[0].Path))
-	if err != nil {
-		t.Fatal(err)
+	baseContainer := base.deployment.Spec.Template.Spec.Containers[0]
+	if patch == nil || patch.Name != base.deployment.Name || len(patch.Spec.Template.Spec.Containers) != 1 ||
+		patch.Spec.Template.Spec.Containers[0].Name != baseContainer.Name {
+		t.Fatalf("no patch naming the Deployment %s and its container", base.deployment.Name)
 	}
-	var patch appsv1.Deployment
-	strictDecode(t, k.Patches[0].Path, raw, &patch)
-	if patch.Name != base.deployment.Name || len(patch.Spec.Template.Spec.Containers) != 1 ||
-		patch.Spec.Template.Spec.Containers[0].Name != base.deployment.Spec.Template.Spec.Containers[0].Name {
-		t.Fatalf("the patch does not name the Deployment %s and its container", base.deployment.Name)
+	flags := serveFlagValues(t, append(slices.Clone(baseContainer.Args[1:]), args...))
+	if flags["s3-path-style"] != "true" {
+		t.Errorf("--s3-path-style=%q, want true: on-prem stores address buckets in the path", flags["s3-path-style"])
 	}
 	c := patch.Spec.Template.Spec.Containers[0]
 	env := map[string]corev1.EnvVar{}
@@ -352,7 +386,7 @@ func TestDeployOnPremS3Component(t *testing.T) {
 	if u, err := url.Parse(env["AWS_ENDPOINT_URL_S3"].Value); err != nil || u.Scheme != "https" || u.Host == "" {
 		t.Errorf("AWS_ENDPOINT_URL_S3 %q is not an https URL", env["AWS_ENDPOINT_URL_S3"].Value)
 	}
-	caFile := env["SSL_CERT_FILE"].Value
+	caFile := flags["ca-file"]
 	volumes := map[string]corev1.Volume{}
 	for _, v := range patch.Spec.Template.Spec.Volumes {
 		volumes[v.Name] = v
@@ -367,9 +401,9 @@ func TestDeployOnPremS3Component(t *testing.T) {
 		found = vm.ReadOnly && cm != nil && strings.HasPrefix(cm.Data[filepath.Base(caFile)], "-----BEGIN CERTIFICATE-----")
 	}
 	if !found {
-		t.Errorf("SSL_CERT_FILE %q is not a PEM certificate of a ConfigMap of the component mounted read-only", caFile)
+		t.Errorf("--ca-file %q is not a PEM certificate of a ConfigMap of the component mounted read-only", caFile)
 	}
-	for _, vm := range base.deployment.Spec.Template.Spec.Containers[0].VolumeMounts {
+	for _, vm := range baseContainer.VolumeMounts {
 		for _, mine := range c.VolumeMounts {
 			if vm.Name == mine.Name || vm.MountPath == mine.MountPath {
 				t.Errorf("the component's mount %s at %s collides with the base's", mine.Name, mine.MountPath)

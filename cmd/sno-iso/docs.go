@@ -107,6 +107,12 @@ func roff(text string) string {
 	return strings.Join(lines, "\n")
 }
 
+// roffCode escapes a command line for a man page, with its dashes as the minus sign that a
+// terminal shows and copies as "-" (a plain "-" may render as a hyphen, U+2010).
+func roffCode(text string) string {
+	return strings.ReplaceAll(roff(text), "-", `\-`)
+}
+
 // manSections are the sections of sno-iso.1 after its commands: EXIT STATUS, ENVIRONMENT,
 // FILES, EXAMPLES of every command of app and of the drop-in, and SEE ALSO.
 func manSections(app, dropIn *cli.App) string {
@@ -141,7 +147,7 @@ func manSections(app, dropIn *cli.App) string {
 		for _, name := range helpNames(a) {
 			fmt.Fprintf(&b, ".SS %s\n", roff(name))
 			for _, e := range examples[name] {
-				fmt.Fprintf(&b, ".PP\n%s:\n.EX\n%s\n.EE\n", roff(e.does), roff(e.line))
+				fmt.Fprintf(&b, ".PP\n%s:\n.EX\n%s\n.EE\n", roff(e.does), roffCode(e.line))
 			}
 		}
 	}

@@ -89,7 +89,7 @@ func TestDocsMentionEveryCommand(t *testing.T) {
 }
 
 // completionCases are command lines up to the cursor and what completing them must offer;
-// nil means file names, as in an ISO argument.
+// nil means file names, as in an ISO argument, and an empty list nothing (a URL, a duration).
 var completionCases = []struct {
 	line string
 	want []string
@@ -117,6 +117,9 @@ var completionCases = []struct {
 	{"sno-iso serve --nodes ", []string{"nodes"}},
 	{"sno-iso serve urls --nodes nodes --node ", []string{"sno1", "sno2"}},
 	{"sno-iso build --ignition ", nil},
+	{"sno-iso build --installation-disk ", nil},
+	{"sno-iso bmc boot --timeout ", []string{}},
+	{"sno-iso serve --base-url ", []string{}},
 }
 
 // dropInCompletionCases are the same for the coreos-installer link's own completion.
@@ -132,6 +135,7 @@ var dropInCompletionCases = []struct {
 	{"coreos-installer download -s ", []string{"next", "stable", "testing"}},
 	{"coreos-installer iso extract pxe -o ", []string{"nodes"}},
 	{"coreos-installer iso ignition show ", nil},
+	{"coreos-installer iso kargs modify -a ", []string{}},
 }
 
 // completionDir is a working directory holding one file and a nodes directory with two
@@ -205,11 +209,14 @@ func bashScript(script, prog string) func(line string) string {
 		words, n := shellWords(line)
 		// Bash itself falls back to file names (complete -o default) when the function
 		// offers nothing; the harness does the same after checking that it was asked to.
+		// compopt works only inside completion: the stand-in notes that the function
+		// turned the fallback off.
 		return fmt.Sprintf(`source %q
 complete -p %s | grep -q -- '-o default' || { echo "not registered with -o default"; exit 1; }
+compopt() { [[ "$*" == "+o default" ]] && nodefault=1; }
 COMP_WORDS=(%s); COMP_CWORD=%d
 _%s
-[ ${#COMPREPLY[@]} -gt 0 ] || COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+[ ${#COMPREPLY[@]} -gt 0 ] || [ -n "$nodefault" ] || COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
 printf '%%s\n' "${COMPREPLY[@]}"`, script, prog, words, n-1, strings.ReplaceAll(prog, "-", "_"))
 	}
 }

@@ -39,6 +39,7 @@ var environment = []envVar{
 	{"AWS_WEB_IDENTITY_TOKEN_FILE", "a web identity token to exchange for credentials (EKS IRSA), with AWS_ROLE_ARN", readsS3},
 	{"AWS_ROLE_ARN", "the role that the web identity token is exchanged for", readsS3},
 	{"AWS_CA_BUNDLE", "a PEM bundle of CAs added for s3:// requests", readsS3},
+	{"GOMEMLIMIT", "the Go runtime's soft memory limit; when unset, serve sets one from --node-cache-size", readsNodeCache},
 	{"TMPDIR", "the directory for temporary images: serve's media, and outputs written to standard output (default: /tmp)", readsTempDir},
 }
 
@@ -48,6 +49,8 @@ func hasFlag(cmd *cli.Command, names ...string) bool {
 }
 
 func readsBMCAccount(cmd *cli.Command) bool { return hasFlag(cmd, "credentials-file") }
+
+func readsNodeCache(cmd *cli.Command) bool { return hasFlag(cmd, "node-cache-size") }
 
 func readsCache(cmd *cli.Command) bool { return hasFlag(cmd, "cache-dir") }
 

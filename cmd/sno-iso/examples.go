@@ -50,6 +50,9 @@ var examples = map[string][]example{
 			does: "a minimal ISO whose live system fetches the root file system over HTTP"},
 		{line: "sno-iso build --stream stream.json --ignition bootstrap-in-place-for-live-iso.ign --config sno.yaml -o sno.iso",
 			does: "download the live ISO that `openshift-install coreos print-stream-json` names first", needs: needsNetwork},
+		{line: "sno-iso build --iso s3://images/rhcos-live.x86_64.iso --s3-endpoint https://minio.example.com:9000 --s3-path-style " +
+			"--ignition bootstrap-in-place-for-live-iso.ign --config sno.yaml -o sno.iso",
+			does: "read the live ISO from an on-premises S3 store (credentials from AWS_* or ~/.aws)", needs: needsNetwork},
 	},
 	"sno-iso ignition": {
 		{line: "sno-iso ignition show sno.iso", does: "print the Ignition config an ISO embeds"},
@@ -161,6 +164,8 @@ var examples = map[string][]example{
 			does: "the RHCOS ISO `openshift-install coreos print-stream-json` names, copied here", needs: needsNetwork},
 		{line: "sno-iso download --url http://mirror.example.com/rhcos-live.x86_64.iso --sha256sum-url " +
 			"http://mirror.example.com/sha256sum.txt", does: "from a mirror, checked against its sha256sum.txt", needs: needsNetwork},
+		{line: "sno-iso download --stream stream.json --upload s3://images/rhcos/ --s3-endpoint https://minio.example.com:9000 " +
+			"--s3-path-style", does: "download, check, and put the ISO into a bucket for sno-iso serve --iso s3://", needs: needsNetwork},
 	},
 	"sno-iso bmc": {
 		{line: "sno-iso bmc boot --node nodes/sno1 --serve-url http://192.0.2.10:8080",

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/coreos"
+	"github.com/sno-iso/sno-iso/internal/testenv"
 )
 
 // helpOf runs `NAME... --help` in process and returns what it printed.
@@ -184,6 +186,11 @@ func TestHelpSnoYAML(t *testing.T) {
 	if !strings.HasSuffix(help, "EXAMPLE:\n"+example) {
 		t.Errorf("help sno.yaml does not end with the example file:\n%s", help)
 	}
+	for i, line := range strings.Split(help, "\n") {
+		if len(line) > helpWidth {
+			t.Errorf("help sno.yaml line %d has %d columns: %q", i+1, len(line), line)
+		}
+	}
 	if r := sno(t, nil, "help", "sno.yml"); r.code != 2 {
 		t.Errorf("help sno.yml: exit %d, want the usage error of an unknown command", r.code)
 	}
@@ -210,7 +217,7 @@ func TestManPageSections(t *testing.T) {
 	}
 	for name, list := range examples {
 		for _, e := range list {
-			if !strings.Contains(text, ".EX\n"+roff(e.line)+"\n.EE") {
+			if !strings.Contains(text, ".EX\n"+roffCode(e.line)+"\n.EE") {
 				t.Errorf("EXAMPLES lacks %s's %q", name, e.line)
 			}
 		}
@@ -243,6 +250,39 @@ func TestGeneratedDocs(t *testing.T) {
 		have, err := os.ReadFile(path)
 		if err != nil || string(have) != text {
 			t.Errorf("docs/%s is not what the tables give (%v): run go test ./cmd/sno-iso -run TestGeneratedDocs -update-docs", name, err)
+		}
+	}
+}
+
+// TestManPagesRender: groff formats both man pages without a warning, each example comes out
+// as a line a user can copy (plain ASCII dashes), and sno.yaml(5) names every key.
+func TestManPagesRender(t *testing.T) {
+	groff := testenv.Tool(t, "groff", "groff-base")
+	dir := writeDocsFor(t)
+	render := func(name string) string {
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", filepath.Join(dir, name))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || stderr.Len() > 0 {
+			t.Fatalf("groff %s: %v\n%s", name, err, stderr.Bytes())
+		}
+		// Strip the overstrikes of bold and underlined text.
+		return regexp.MustCompile(`.\x08`).ReplaceAllString(string(out), "")
+	}
+	page := render(manPageFile)
+	for name, list := range examples {
+		for _, e := range list {
+			if !strings.Contains(page, " "+e.line+"\n") {
+				t.Errorf("man sno-iso does not show %s's example as typed: %s", name, e.line)
+			}
+		}
+	}
+	config := render(configManPageFile)
+	for _, k := range coreos.ConfigKeys {
+		// A tag shorter than the indent shares its line with the text, as man lays out .TP.
+		if !regexp.MustCompile(`(?m)^ +` + regexp.QuoteMeta(k.Key) + `( |$)`).MatchString(config) {
+			t.Errorf("man sno.yaml does not show %s", k.Key)
 		}
 	}
 }

@@ -81,6 +81,12 @@ func printInspection(w io.Writer, r *node.Report) {
 			wipe = "yes, holders released and signatures wiped first"
 		}
 		fmt.Fprintf(w, "               wipe disk: %s\n", wipe)
+		for _, script := range in.PreInstall {
+			fmt.Fprintf(w, "               pre-install: %s\n", esc(script))
+		}
+		for _, script := range in.PostInstall {
+			fmt.Fprintf(w, "               post-install: %s\n", esc(script))
+		}
 		switch m := in.RebootDelayMinutes; {
 		case m == nil:
 		case *m == 0:

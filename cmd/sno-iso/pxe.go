@@ -191,7 +191,7 @@ func pxeBuild(c *cli.Context) error {
 	if err != nil {
 		return forceAdvice(err)
 	}
-	printWarnings(c.App.ErrWriter, n.Warnings)
+	printWarnings(c, n.Warnings)
 	sayWrote(c, outDir, ": "+strings.Join(set.Names(), ", "))
 	if baseURL != "" {
 		fmt.Fprintf(c.App.ErrWriter, "Serve it at %s and boot with iPXE: chain %s\n", baseURL, set.Layout().URL(node.IPXEConfig))

@@ -51,8 +51,10 @@ func serveCommand() *cli.Command {
 				"--listen names one)"},
 			&cli.StringFlag{Name: "node-cache-size", Value: "32MiB", Usage: "keep prepared nodes in at most `SIZE` of memory (KiB, MiB, GiB); " +
 				"the least recently used are prepared again when asked for"},
-			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; more are closed " +
-				"at once"},
+			&cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "keep at most `N` connections open; past it the one " +
+				"that has waited longest for a request is closed"},
+			&cli.IntFlag{Name: "max-connections-per-client", Usage: "keep at most `N` connections open from one client address (0: no " +
+				"bound; leave 0 behind a reverse proxy or load balancer, where every client has its address)"},
 			&cli.IntFlag{Name: "max-concurrent", Value: serve.DefaultMaxConcurrent, Usage: "send at most `N` responses at once; more get 503 " +
 				"with Retry-After (waiting for a node's preparation takes no place)"},
 			&cli.DurationFlag{Name: "write-timeout", Value: serve.DefaultWriteTimeout, Usage: "cut off a client that takes longer than " +
@@ -113,6 +115,9 @@ func serveNodes(c *cli.Context) error {
 	if n := c.Int("max-connections"); n < 1 {
 		return usagef("--max-connections must be at least 1, got %d", n)
 	}
+	if n := c.Int("max-connections-per-client"); n < 0 {
+		return usagef("--max-connections-per-client must be 0 (no bound) or more, got %d", n)
+	}
 	if n := c.Int("max-concurrent"); n < 1 {
 		return usagef("--max-concurrent must be at least 1, got %d", n)
 	}
@@ -164,26 +169,27 @@ func serveNodes(c *cli.Context) error {
 		}
 	}
 	srv, err := serve.New(serve.Config{
-		ISO:            c.String("iso"),
-		Origin:         originOpts,
-		NodesDir:       c.String("nodes"),
-		BaseURL:        baseURL,
-		MaxConcurrent:  c.Int("max-concurrent"),
-		MaxConnections: c.Int("max-connections"),
-		NodeCacheBytes: cacheBytes,
-		PrepareTimeout: c.Duration("prepare-timeout"),
-		WriteTimeout:   c.Duration("write-timeout"),
-		GrowEmbedArea:  c.Bool("grow-embed-area"),
-		Log:            c.App.ErrWriter,
-		Logger:         logger,
-		SeparateAdmin:  c.String("admin-listen") != "",
-		Open:           c.Bool("open"),
-		SecretFile:     c.String("secret-file"),
-		RotationGrace:  c.Duration("rotation-grace"),
-		ReportBaseURL:  reportBase,
-		ReportStore:    reportStore(c),
-		ReportCA:       reportCA,
-		OnReport:       ejectOnInstallDone(c),
+		ISO:                     c.String("iso"),
+		Origin:                  originOpts,
+		NodesDir:                c.String("nodes"),
+		BaseURL:                 baseURL,
+		MaxConcurrent:           c.Int("max-concurrent"),
+		MaxConnections:          c.Int("max-connections"),
+		MaxConnectionsPerClient: c.Int("max-connections-per-client"),
+		NodeCacheBytes:          cacheBytes,
+		PrepareTimeout:          c.Duration("prepare-timeout"),
+		WriteTimeout:            c.Duration("write-timeout"),
+		GrowEmbedArea:           c.Bool("grow-embed-area"),
+		Log:                     c.App.ErrWriter,
+		Logger:                  logger,
+		SeparateAdmin:           c.String("admin-listen") != "",
+		Open:                    c.Bool("open"),
+		SecretFile:              c.String("secret-file"),
+		RotationGrace:           c.Duration("rotation-grace"),
+		ReportBaseURL:           reportBase,
+		ReportStore:             reportStore(c),
+		ReportCA:                reportCA,
+		OnReport:                ejectOnInstallDone(c),
 	})
 	if err != nil {
 		return secretAdvice(err)

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/internal/nginx"
+	"github.com/sno-iso/sno-iso/internal/s3test"
+	"github.com/sno-iso/sno-iso/internal/testenv"
+	"github.com/sno-iso/sno-iso/isobuilder"
+)
+
+// TestFleetOnS3 is TestFleetBehindNginx with the base ISO in a real S3 store (SeaweedFS over
+// TLS with the test's CA, static keys from the environment): three `serve --iso s3://...`
+// replicas behind nginx, 64 clients, one replica killed and the object replaced in the
+// bucket while they run; no response mixes two versions of the base. A replica with keys the
+// store does not know starts, says why in its log and is not ready.
+func TestFleetOnS3(t *testing.T) {
+	if nginx.Binary() == "" {
+		testenv.Missing(t, "%v", nginx.ErrNotInstalled)
+	}
+	v1 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	v2 := replacedBase(t, v1)
+	st := s3test.Start(t)
+	st.CreateBucket(t, "fleet", false)
+	base, err := os.ReadFile(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Put(t, "fleet", "rhcos/rhcos-live.iso", base)
+	next, err := os.ReadFile(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	f := fleetScenario{
+		isoURL:    "s3://fleet/rhcos/rhcos-live.iso",
+		serveArgs: []string{"--s3-endpoint", st.Endpoint, "--s3-path-style", "--ca-file", st.CAFile},
+		a1:        buildFleetNode(t, v1, "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", 0),
+		b1:        buildFleetNode(t, v1, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", 2),
+		hidden:    []string{st.ReadOnly.SecretAccessKey, st.Wrong.SecretAccessKey},
+	}
+	f.a2, f.b2 = f.a1.rebuild(t, v2), f.b1.rebuild(t, v2)
+	f.layOutNodes(t)
+	f.change = func() error {
+		_, err := st.Client(st.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{
+			Bucket: aws.String("fleet"), Key: aws.String("rhcos/rhcos-live.iso"), Body: bytes.NewReader(next),
+			ContentLength: aws.Int64(int64(len(next))),
+		})
+		return err
+	}
+
+	// Keys the store does not know: serve runs, not ready, and its log says why.
+	st.Setenv(t, st.Wrong)
+	wrong := startServe(t, append([]string{"--iso", f.isoURL, "--nodes", t.TempDir()}, f.serveArgs...)...)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(wrong.output(), "access denied") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if resp, _ := rawGet(t, wrong.url+"/readyz"); resp.StatusCode != 503 {
+		t.Errorf("/readyz of a replica with unknown keys: %d, want 503", resp.StatusCode)
+	}
+	if out := wrong.output(); !strings.Contains(out, "access denied") || strings.Contains(out, st.Wrong.SecretAccessKey) {
+		t.Errorf("the log of a replica with unknown keys does not say access denied, or shows the secret:\n%s", out)
+	}
+	wrong.stop(t)
+
+	st.Setenv(t, st.ReadOnly)
+	runFleet(t, &f)
+}
+
+// replacedBase writes a copy of the pristine ISO at iso as the next release would differ: another
+// root file system (of the same length), and other bytes in the free space between its files
+// and its backup GPT, so that builds from the two differ over much of their length.
+func replacedBase(t *testing.T, iso string) string {
+	t.Helper()
+	img, err := os.ReadFile(iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := isobuilder.ReadVolume(bytes.NewReader(img), int64(len(img)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootfs, err := v.Lookup(isobuilder.PXEDir + "/ROOTFS.IMG")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(img[rootfs.Offset():rootfs.Offset()+int64(rootfs.Length)], bytes.Repeat([]byte("2"), int(rootfs.Length)))
+	const from, to = 256 * isobuilder.SectorSize, 496 * isobuilder.SectorSize
+	if len(img) < to || bytes.ContainsFunc(img[from:to], func(r rune) bool { return r != 0 }) {
+		t.Fatalf("the fixture has no free space at bytes %d-%d", from, to)
+	}
+	rng := rand.New(rand.NewPCG(28, 2))
+	for i := from; i < to; i++ {
+		img[i] = byte(rng.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "rhcos-live-v2.iso")
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
