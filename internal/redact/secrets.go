@@ -91,7 +91,9 @@ func encodedPatterns(secret string) []string {
 			// Character i holds bits [6i, 6i+6); the secret's are [8*shift, 8*(shift+len)).
 			start, end := (8*shift+5)/6, 8*(shift+len(secret))/6
 			if end-start >= minEncodedLen {
-				forms = append(forms, regexp.QuoteMeta(encoded[start:end]))
+				// With the character it shares with what follows, and any padding: nothing of
+				// its last bits is left.
+				forms = append(forms, regexp.QuoteMeta(encoded[start:end])+`[A-Za-z0-9+/_-]?=*`)
 			}
 		}
 	}
