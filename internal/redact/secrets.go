@@ -78,12 +78,16 @@ func secretPattern(secret string) string {
 const minEncodedLen = 4
 
 // encodedPatterns are the patterns of the whole secret encoded: the hex of its bytes (either
-// case), and, for base64 and base64url at each of the 3 alignments the secret can have inside
-// longer encoded text, the characters that its bytes alone determine.
+// case), its base64 and base64url alone (padded or not), and, at each of the 3 alignments the
+// secret can have inside longer encoded text, the characters that its bytes alone determine.
 func encodedPatterns(secret string) []string {
 	var forms []string
 	if h := hex.EncodeToString([]byte(secret)); len(h) >= minEncodedLen {
 		forms = append(forms, "(?i:"+h+")")
+	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		// The secret alone, as a token or an Authorization value carries it, however short.
+		forms = append(forms, regexp.QuoteMeta(enc.EncodeToString([]byte(secret)))+"={0,2}")
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		for shift := 0; shift < 3; shift++ {
