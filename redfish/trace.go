@@ -2,7 +2,6 @@ package redfish
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -55,19 +54,18 @@ func (c *Client) traceError(err error) {
 }
 
 // secrets finds what no message or trace may show: the password, in each form a BMC may echo
-// it (redact.Secrets) and inside a Basic Authorization value, and the session token. The
+// it (redact.Secrets), inside a Basic Authorization value too, and the session token. The
 // username is not secret and stays. It is made again when the token changes.
 func (c *Client) secrets() *redact.Secrets {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.scrubber == nil || c.scrubberToken != c.token {
 		creds := c.opts.Credentials
-		var basic []string
+		secrets := []string{creds.Password, c.token}
 		if creds.Password != "" {
-			pair := []byte(creds.Username + ":" + creds.Password)
-			basic = []string{base64.StdEncoding.EncodeToString(pair), base64.URLEncoding.EncodeToString(pair)}
+			secrets = append(secrets, creds.Username+":"+creds.Password) // base64 in a Basic value
 		}
-		c.scrubber, c.scrubberToken = redact.NewSecrets(append(basic, creds.Password, c.token)...), c.token
+		c.scrubber, c.scrubberToken = redact.NewSecrets(secrets...), c.token
 	}
 	return c.scrubber
 }

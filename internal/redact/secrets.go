@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"slices"
@@ -12,7 +13,8 @@ import (
 // Secrets finds secrets in text in the forms a server may echo them in: as written, and with
 // any of their characters escaped as a URL (query or path, upper or lower case hex, + for a
 // space), an HTML or XML character reference (named, decimal or hex), or a JSON or
-// JavaScript escape (\", \u00XX, \xXX), mixed as an encoder mixes them.
+// JavaScript escape (\", \u00XX, \xXX), mixed as an encoder mixes them; and whole, in base64
+// (standard or URL alphabet, padded or not).
 type Secrets struct {
 	re *regexp.Regexp // nil when there is no secret
 }
@@ -45,8 +47,11 @@ func (s *Secrets) Replace(text, with string) string {
 }
 
 func secretPattern(secret string) string {
+	// Base64, as a token or an Authorization value carries it, in either alphabet.
+	b64 := "|" + regexp.QuoteMeta(base64.RawStdEncoding.EncodeToString([]byte(secret))) + "={0,2}" +
+		"|" + regexp.QuoteMeta(base64.RawURLEncoding.EncodeToString([]byte(secret))) + "={0,2}"
 	if len([]rune(secret)) > maxSecretRunes {
-		return regexp.QuoteMeta(secret)
+		return regexp.QuoteMeta(secret) + b64
 	}
 	var b strings.Builder
 	for i := 0; i < len(secret); {
@@ -60,7 +65,7 @@ func secretPattern(secret string) string {
 		b.WriteString(")")
 		i += size
 	}
-	return b.String()
+	return b.String() + b64
 }
 
 // byteForms are the patterns of a byte that is no UTF-8: the regexp reads it as U+FFFD,

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -50,6 +51,8 @@ func encodings(pw string) map[string]string {
 		"JSON, HTML-safe":                 string(jsonHTML[1 : len(jsonHTML)-1]),
 		"JSON":                            strings.TrimSuffix(plain.String()[1:], "\"\n"),
 		"JSON, every character \\u":       allU.String(),
+		"base64":                          base64.StdEncoding.EncodeToString([]byte(pw)),
+		"base64url":                       base64.URLEncoding.EncodeToString([]byte(pw)),
 	}
 }
 

@@ -2,6 +2,7 @@ package redfishtest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -33,10 +34,15 @@ const (
 	EchoJSONUnicode EchoForm = "json-u"
 	// EchoJSONString is the JSON string's contents with Go's HTML-safe escapes (\u003c).
 	EchoJSONString EchoForm = "json"
+	// EchoBase64 and EchoBase64URL are the password alone in base64 (RFC 4648 sections 4
+	// and 5), padded.
+	EchoBase64    EchoForm = "base64"
+	EchoBase64URL EchoForm = "base64url"
 )
 
 // EchoForms lists every EchoForm.
-var EchoForms = []EchoForm{EchoAsSent, EchoURLQuery, EchoURLPath, EchoLowerHex, EchoHTML, EchoHTMLHex, EchoJSONUnicode, EchoJSONString}
+var EchoForms = []EchoForm{EchoAsSent, EchoURLQuery, EchoURLPath, EchoLowerHex, EchoHTML, EchoHTMLHex, EchoJSONUnicode, EchoJSONString,
+	EchoBase64, EchoBase64URL}
 
 // Encode writes s in the form f.
 func (f EchoForm) Encode(s string) string {
@@ -65,6 +71,10 @@ func (f EchoForm) Encode(s string) string {
 				fmt.Fprintf(&b, `\u%04x`, r)
 			}
 		}
+	case EchoBase64:
+		return base64.StdEncoding.EncodeToString([]byte(s))
+	case EchoBase64URL:
+		return base64.URLEncoding.EncodeToString([]byte(s))
 	case EchoJSONString:
 		var out bytes.Buffer
 		json.NewEncoder(&out).Encode(s)
