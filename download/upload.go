@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
@@ -169,16 +170,25 @@ func (u *Uploader) progress() Progress {
 	return u.Progress
 }
 
-// uploadListener passes the transfer manager's byte counts to a Progress.
+// uploadListener passes the transfer manager's byte counts to a Progress. The transfer
+// manager calls it from its part uploads' goroutines, each with the running total of the
+// bytes sent, which may arrive out of order: the Progress hears one call at a time and a
+// count that never falls.
 type uploadListener struct {
 	progress Progress
 	size     int64
-	sent     int64
+
+	mu   sync.Mutex
+	sent int64
 }
 
 func (l *uploadListener) OnObjectBytesTransferred(_ context.Context, e *transfermanager.ObjectBytesTransferredEvent) {
-	l.sent += e.BytesTransferred
-	l.progress.Update(min(l.sent, l.size))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if total := min(e.BytesTransferred, l.size); total > l.sent {
+		l.sent = total
+		l.progress.Update(total)
+	}
 }
 
 // S3Error is a request to an S3 store that failed.

@@ -68,6 +68,7 @@ func TestUploadToS3(t *testing.T) {
 	t.Run("multipart with sha256, the same skipped", func(t *testing.T) { uploadMultipartAndSkip(t, store) })
 	t.Run("a killed run's parts aborted", func(t *testing.T) { uploadAbortsKilledRunsParts(t, store) })
 	t.Run("refused, nothing left", func(t *testing.T) { uploadRefusedLeavesNothing(t, store) })
+	t.Run("multipart progress rises to the size", func(t *testing.T) { uploadProgressRises(t, store) })
 }
 
 func uploadMultipartAndSkip(t *testing.T, store *s3test.Store) {
@@ -189,5 +190,46 @@ func uploadRefusedLeavesNothing(t *testing.T, store *s3test.Store) {
 	}
 	if keys := unfinished(t, rw, "refused"); len(keys) != 0 {
 		t.Errorf("refused uploads left unfinished uploads to %q", keys)
+	}
+}
+
+// updates records what a Progress hears. It takes no lock of its own: the race detector
+// then reports any two calls that the uploader lets overlap.
+type updates struct {
+	silent
+	total int64
+	seen  []int64
+}
+
+func (u *updates) Start(_ string, _, total int64) { u.total = total }
+func (u *updates) Update(have int64)              { u.seen = append(u.seen, have) }
+
+func uploadProgressRises(t *testing.T, store *s3test.Store) {
+	store.CreateBucket(t, "progress", false)
+	path, _, digest := uploadFile(t, 16<<20+5, 5)
+	heard := &updates{}
+	u := &Uploader{Client: store.Client(store.ReadWrite), PartSize: 5 << 20, Concurrency: 4, Progress: heard}
+	if _, err := u.Upload(context.Background(), path, digest, "progress", "live.iso"); err != nil {
+		t.Fatal(err)
+	}
+	const size = 16<<20 + 5
+	if heard.total != size {
+		t.Errorf("Start heard a total of %d, want %d", heard.total, size)
+	}
+	if len(heard.seen) < 2 {
+		t.Fatalf("heard %d updates of a 4-part upload: %v", len(heard.seen), heard.seen)
+	}
+	for i := 1; i < len(heard.seen); i++ {
+		if heard.seen[i] < heard.seen[i-1] {
+			t.Fatalf("update %d fell from %d to %d: %v", i, heard.seen[i-1], heard.seen[i], heard.seen)
+		}
+	}
+	if last := heard.seen[len(heard.seen)-1]; last != size {
+		t.Errorf("last update %d, want the size %d: %v", last, size, heard.seen)
+	}
+	// Summing the running totals reaches the size after the first parts: no update may
+	// claim the whole file before the last part was sent.
+	if n := slices.Index(heard.seen, size); n != len(heard.seen)-1 {
+		t.Errorf("update %d of %d already claimed the whole file: %v", n+1, len(heard.seen), heard.seen)
 	}
 }
