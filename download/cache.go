@@ -287,5 +287,13 @@ func (c *Cache) Upload(ctx context.Context, a Artifact, u *Uploader, bucket, key
 		filelock.Unlock(lock)
 		lock.Close()
 	}()
-	return u.Upload(ctx, filepath.Join(c.Dir, a.SHA256, a.Name()), a.SHA256, bucket, key)
+	// The entry's file is opened inside the entry and never through a symbolic link: a link
+	// could name any file. Upload hashes what it sends, so a file changed since it was
+	// checked is never completed under the digest.
+	f, err := openFileNoFollow(entry, a.Name(), os.O_RDONLY)
+	if err != nil {
+		return Uploaded{}, err
+	}
+	defer f.Close()
+	return u.Upload(ctx, f, a.SHA256, bucket, key)
 }

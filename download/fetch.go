@@ -329,6 +329,11 @@ func (p *Part) remove() error {
 // nil), refusing a symbolic link in its place: whoever else can write the directory must not
 // make a download overwrite the link's target.
 func openNoFollow(root *os.Root, name string) (*os.File, error) {
+	return openFileNoFollow(root, name, os.O_RDWR|os.O_CREATE)
+}
+
+// openFileNoFollow is openNoFollow with the open flags: os.O_RDONLY reads a file of the cache.
+func openFileNoFollow(root *os.Root, name string, flag int) (*os.File, error) {
 	lstat, openFile, path := os.Lstat, os.OpenFile, name
 	if root != nil {
 		lstat, openFile, path = root.Lstat, root.OpenFile, filepath.Join(root.Name(), name)
@@ -336,7 +341,7 @@ func openNoFollow(root *os.Root, name string) (*os.File, error) {
 	if st, err := lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		return nil, fmt.Errorf("%s is a symbolic link, not followed; remove it", path)
 	}
-	f, err := openFile(name, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
+	f, err := openFile(name, flag|oNoFollow, 0o644)
 	if err != nil {
 		if st, lerr := lstat(name); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
 			return nil, fmt.Errorf("%s is a symbolic link, not followed; remove it", path)

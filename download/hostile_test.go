@@ -298,6 +298,30 @@ func TestCacheEntryThatIsASymlinkIsRefused(t *testing.T) {
 	}
 }
 
+// Upload opens the entry's file inside the entry and not through a symbolic link: a link in
+// its place could name any file, which would be uploaded under the entry's digest.
+func TestCacheUploadRefusesASymlinkAtTheEntrysFile(t *testing.T) {
+	data := testBytes(1024, 35)
+	dir := t.TempDir()
+	sha := sha256Hex(data)
+	other := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(other, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, sha), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(dir, sha, "a.iso")); err != nil {
+		t.Fatal(err)
+	}
+	a := Artifact{URL: "http://127.0.0.1:1/a.iso", SHA256: sha}
+	// No client: the upload must stop before it asks the store anything.
+	_, err := newTestCache(t, dir, nil).Upload(testContext(t), a, &Uploader{}, "bucket", "a.iso")
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("got %v, want the link refused", err)
+	}
+}
+
 // One path per line on standard output: a name with a line break or another control
 // character is refused.
 func TestArtifactNameWithControlCharactersIsRefused(t *testing.T) {

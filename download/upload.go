@@ -2,8 +2,12 @@ package download
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -47,22 +51,19 @@ type Uploaded struct {
 	Abandoned int
 }
 
-// Upload puts the file at path, whose bytes have the sha256 digest, into bucket under key,
-// with the digest as its SHA256Metadata. An object already there with the same size and
-// digest is left alone. Unfinished multipart uploads to the key are aborted first, so that a
-// run after a killed one leaves no parts behind; a failed upload aborts its own.
-func (u *Uploader) Upload(ctx context.Context, path, digest, bucket, key string) (Uploaded, error) {
+// Upload puts the file, whose bytes have the sha256 digest, into bucket under key, with the
+// digest as its SHA256Metadata. An object already there with the same size and digest is
+// left alone. Unfinished multipart uploads to the key are aborted first, so that a run after
+// a killed one leaves no parts behind; a failed upload aborts its own. The bytes are hashed
+// as they are sent: when they do not have the digest (the file changed since it was checked)
+// the upload is aborted, never completed, and the error is a *ChangedError.
+func (u *Uploader) Upload(ctx context.Context, file *os.File, digest, bucket, key string) (Uploaded, error) {
 	var done Uploaded
 	digest = strings.ToLower(digest)
 	if !IsSHA256(digest) {
 		return done, fmt.Errorf("%q is not a sha256 digest (64 hex digits)", digest)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return done, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := file.Stat()
 	if err != nil {
 		return done, err
 	}
@@ -92,13 +93,20 @@ func (u *Uploader) Upload(ctx context.Context, path, digest, bucket, key string)
 		o.ObjectProgressListeners.Register(&uploadListener{progress: u.progress(), size: st.Size()})
 	})
 	u.progress().Start(fmt.Sprintf("s3://%s/%s", bucket, key), 0, st.Size())
+	// One byte past the size: a file that grew is read past it, and refused.
+	body := &checkedReader{r: io.NewSectionReader(file, 0, st.Size()+1), path: file.Name(), size: st.Size(), want: digest,
+		hash: sha256.New()}
 	_, err = tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
-		Bucket:      aws.String(bucket),
-		Key:         aws.String(key),
-		Body:        f,
-		ContentType: aws.String("application/octet-stream"),
-		Metadata:    map[string]string{SHA256Metadata: digest},
+		Bucket:        aws.String(bucket),
+		Key:           aws.String(key),
+		Body:          body,
+		ContentLength: aws.Int64(st.Size()),
+		ContentType:   aws.String("application/octet-stream"),
+		Metadata:      map[string]string{SHA256Metadata: digest},
 	})
+	if changed := (*ChangedError)(nil); errors.As(err, &changed) {
+		return done, changed
+	}
 	if err != nil {
 		return done, fail("PUT", err)
 	}
@@ -113,6 +121,45 @@ func (u *Uploader) Upload(ctx context.Context, path, digest, bucket, key string)
 		return done, fail("HEAD", ErrReplaced)
 	}
 	return done, nil
+}
+
+// ChangedError is a file whose bytes, read for an upload, are not those it was checked to
+// have: the upload was aborted.
+type ChangedError struct {
+	Path      string
+	Want, Got string
+	// Size and Read are the size the file had when the upload started and the bytes read.
+	Size, Read int64
+}
+
+func (e *ChangedError) Error() string {
+	if e.Read != e.Size {
+		return fmt.Sprintf("%s changed while it was uploaded (%d bytes read, not %d): upload aborted", e.Path, e.Read, e.Size)
+	}
+	return fmt.Sprintf("%s no longer has sha256 %s (its bytes have %s): upload aborted", e.Path, e.Want, e.Got)
+}
+
+// checkedReader reads the file to upload from its start once, in order (as the transfer manager reads its
+// Body: parts are buffered, and retried from the buffers), and in place of the end of the
+// file returns a *ChangedError when what it read is not size bytes with the digest want: the
+// transfer manager then aborts the upload instead of completing it.
+type checkedReader struct {
+	r          io.Reader
+	path, want string
+	size, read int64
+	hash       hash.Hash
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.hash.Write(p[:n])
+	c.read += int64(n)
+	if err == io.EOF {
+		if got := hex.EncodeToString(c.hash.Sum(nil)); c.read != c.size || got != c.want {
+			return n, &ChangedError{Path: c.path, Want: c.want, Got: got, Size: c.size, Read: c.read}
+		}
+	}
+	return n, err
 }
 
 // ErrReplaced is an object that no longer holds what was just uploaded: another writer

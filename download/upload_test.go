@@ -33,6 +33,17 @@ func uploadFile(t *testing.T, n int, seed byte) (string, []byte, string) {
 	return path, data, hex.EncodeToString(sum[:])
 }
 
+// openFile opens path for an upload.
+func openFile(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // unfinished lists the keys of the bucket's multipart uploads that were never completed.
 func unfinished(t *testing.T, c *s3.Client, bucket string) []string {
 	t.Helper()
@@ -68,6 +79,7 @@ func TestUploadToS3(t *testing.T) {
 	t.Run("multipart with sha256, the same skipped", func(t *testing.T) { uploadMultipartAndSkip(t, store) })
 	t.Run("a killed run's parts aborted", func(t *testing.T) { uploadAbortsKilledRunsParts(t, store) })
 	t.Run("refused, nothing left", func(t *testing.T) { uploadRefusedLeavesNothing(t, store) })
+	t.Run("other bytes than the digest, aborted", func(t *testing.T) { uploadOfChangedFileAborted(t, store) })
 	t.Run("multipart progress rises to the size", func(t *testing.T) { uploadProgressRises(t, store) })
 }
 
@@ -78,7 +90,7 @@ func uploadMultipartAndSkip(t *testing.T, store *s3test.Store) {
 	u := &Uploader{Client: c, PartSize: 5 << 20}
 	ctx := context.Background()
 
-	done, err := u.Upload(ctx, path, strings.ToUpper(digest), "mirror", "rhcos/live.iso")
+	done, err := u.Upload(ctx, openFile(t, path), strings.ToUpper(digest), "mirror", "rhcos/live.iso")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +112,7 @@ func uploadMultipartAndSkip(t *testing.T, store *s3test.Store) {
 		t.Errorf("ETag %s is not that of a 3-part upload", etag)
 	}
 
-	again, err := u.Upload(ctx, path, digest, "mirror", "rhcos/live.iso")
+	again, err := u.Upload(ctx, openFile(t, path), digest, "mirror", "rhcos/live.iso")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +122,7 @@ func uploadMultipartAndSkip(t *testing.T, store *s3test.Store) {
 
 	// The same name with other bytes is uploaded again.
 	other, otherData, otherDigest := uploadFile(t, 1<<20, 2)
-	if done, err := u.Upload(ctx, other, otherDigest, "mirror", "rhcos/live.iso"); err != nil || done.Skipped {
+	if done, err := u.Upload(ctx, openFile(t, other), otherDigest, "mirror", "rhcos/live.iso"); err != nil || done.Skipped {
 		t.Fatalf("upload of other bytes: %+v, %v", done, err)
 	}
 	if got := store.Get(t, store.ReadOnly, "mirror", "rhcos/live.iso"); !bytes.Equal(got, otherData) {
@@ -140,7 +152,7 @@ func uploadAbortsKilledRunsParts(t *testing.T, store *s3test.Store) {
 		}
 	}
 
-	done, err := (&Uploader{Client: c, PartSize: 5 << 20}).Upload(ctx, path, digest, "killed", "live.iso")
+	done, err := (&Uploader{Client: c, PartSize: 5 << 20}).Upload(ctx, openFile(t, path), digest, "killed", "live.iso")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +182,7 @@ func uploadRefusedLeavesNothing(t *testing.T, store *s3test.Store) {
 		{"no such bucket", store.ReadWrite, "nonesuch", []string{"NoSuchBucket"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := (&Uploader{Client: store.Client(tc.keys), PartSize: 5 << 20}).Upload(ctx, path, digest, tc.bucket, "live.iso")
+			_, err := (&Uploader{Client: store.Client(tc.keys), PartSize: 5 << 20}).Upload(ctx, openFile(t, path), digest, tc.bucket, "live.iso")
 			var s3err *S3Error
 			if !errors.As(err, &s3err) {
 				t.Fatalf("error %v (%T) is not an *S3Error", err, err)
@@ -193,6 +205,28 @@ func uploadRefusedLeavesNothing(t *testing.T, store *s3test.Store) {
 	}
 }
 
+// A file whose bytes are not the digest it is uploaded with (changed since it was checked)
+// never becomes the object: neither a single PUT nor a multipart upload, which is aborted.
+func uploadOfChangedFileAborted(t *testing.T, store *s3test.Store) {
+	store.CreateBucket(t, "changed", false)
+	c := store.Client(store.ReadWrite)
+	for _, size := range []int{1 << 20, 11 << 20} {
+		path, _, _ := uploadFile(t, size, 6)
+		_, _, checked := uploadFile(t, size, 7)
+		_, err := (&Uploader{Client: c, PartSize: 5 << 20}).Upload(context.Background(), openFile(t, path), checked, "changed", "live.iso")
+		var changed *ChangedError
+		if !errors.As(err, &changed) || changed.Path != path || changed.Want != checked {
+			t.Fatalf("%d bytes: got %v, want a *ChangedError naming %s", size, err, path)
+		}
+	}
+	if keys := objectKeys(t, c, "changed"); len(keys) != 0 {
+		t.Errorf("the changed file became objects %q", keys)
+	}
+	if keys := unfinished(t, c, "changed"); len(keys) != 0 {
+		t.Errorf("the changed file left unfinished uploads to %q", keys)
+	}
+}
+
 // updates records what a Progress hears. It takes no lock of its own: the race detector
 // then reports any two calls that the uploader lets overlap.
 type updates struct {
@@ -209,7 +243,7 @@ func uploadProgressRises(t *testing.T, store *s3test.Store) {
 	path, _, digest := uploadFile(t, 16<<20+5, 5)
 	heard := &updates{}
 	u := &Uploader{Client: store.Client(store.ReadWrite), PartSize: 5 << 20, Concurrency: 4, Progress: heard}
-	if _, err := u.Upload(context.Background(), path, digest, "progress", "live.iso"); err != nil {
+	if _, err := u.Upload(context.Background(), openFile(t, path), digest, "progress", "live.iso"); err != nil {
 		t.Fatal(err)
 	}
 	const size = 16<<20 + 5

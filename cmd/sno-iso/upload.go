@@ -98,6 +98,8 @@ func uploadAdvice(err error, target uploadTarget) error {
 	case code == "AccessDenied" || status == http.StatusForbidden:
 		return fmt.Errorf("%w; these credentials may not write %s: grant them s3:PutObject (and s3:AbortMultipartUpload, "+
 			"s3:ListBucketMultipartUploads) on the bucket, or use others", err, target)
+	case errors.As(err, new(*download.ChangedError)):
+		return fmt.Errorf("%w; the cached file changed after it was checked: remove it and download again", err)
 	case errors.As(err, new(x509.UnknownAuthorityError)), errors.As(err, new(x509.HostnameError)),
 		errors.As(err, new(*tls.CertificateVerificationError)):
 		return fmt.Errorf("%w; the store's certificate is not trusted: give its CA with --ca-file FILE (or AWS_CA_BUNDLE)", err)
