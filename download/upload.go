@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
@@ -40,6 +41,21 @@ type Uploader struct {
 	Concurrency int
 	// Progress hears Start and Update of each upload; nil is silence.
 	Progress Progress
+
+	// now is the clock that ages unfinished uploads; nil is time.Now.
+	now func() time.Time
+}
+
+// StaleUpload is the age after which an unfinished multipart upload to the key being
+// uploaded is taken for one whose run was killed, and aborted. A younger one may belong to a
+// run still going (another machine uploading the same file) and is left alone: aborting it
+// would fail that run. A day is far beyond any upload's length and any clock skew.
+const StaleUpload = 24 * time.Hour
+
+// stale reports whether an unfinished upload initiated at the time is older than
+// StaleUpload at now. A store that does not say when is taken at its word: not stale.
+func stale(initiated *time.Time, now time.Time) bool {
+	return initiated != nil && now.Sub(*initiated) > StaleUpload
 }
 
 // Uploaded says what Upload did with a file.
@@ -47,14 +63,18 @@ type Uploaded struct {
 	// Skipped is true when the object was already there with the file's size and sha256.
 	Skipped bool
 	// Abandoned counts the unfinished multipart uploads to the key that were aborted first:
-	// those of an earlier run that was killed.
+	// those older than StaleUpload, of an earlier run that was killed.
 	Abandoned int
+	// Running counts the younger unfinished multipart uploads to the key, left alone: they
+	// may be other runs' still going.
+	Running int
 }
 
 // Upload puts the file, whose bytes have the sha256 digest, into bucket under key, with the
 // digest as its SHA256Metadata. An object already there with the same size and digest is
-// left alone. Unfinished multipart uploads to the key are aborted first, so that a run after
-// a killed one leaves no parts behind; a failed upload aborts its own. The bytes are hashed
+// left alone. Unfinished multipart uploads to the key older than StaleUpload are aborted
+// first, so that a run after a killed one leaves no parts behind; a failed upload aborts its
+// own. The bytes are hashed
 // as they are sent: when they do not have the digest (the file changed since it was checked)
 // the upload is aborted, never completed, and the error is a *ChangedError.
 func (u *Uploader) Upload(ctx context.Context, file *os.File, digest, bucket, key string) (Uploaded, error) {
@@ -79,7 +99,7 @@ func (u *Uploader) Upload(ctx context.Context, file *os.File, digest, bucket, ke
 		done.Skipped = true
 		return done, nil
 	}
-	if done.Abandoned, err = u.abortUnfinished(ctx, bucket, key); err != nil && httpStatus(err) != http.StatusForbidden {
+	if done.Abandoned, done.Running, err = u.abortUnfinished(ctx, bucket, key); err != nil && httpStatus(err) != http.StatusForbidden {
 		return done, err
 	}
 	tm := transfermanager.New(u.Client, func(o *transfermanager.Options) {
@@ -181,30 +201,38 @@ func (u *Uploader) holds(ctx context.Context, bucket, key string, size int64, di
 	return aws.ToInt64(out.ContentLength) == size && out.Metadata[SHA256Metadata] == digest, nil
 }
 
-// abortUnfinished aborts the multipart uploads to exactly bucket/key that were started and
-// never completed, and returns how many it aborted. Keys that may not list them (403) leave
-// them to the bucket's lifecycle rules.
-func (u *Uploader) abortUnfinished(ctx context.Context, bucket, key string) (int, error) {
-	aborted := 0
+// abortUnfinished aborts the multipart uploads to exactly bucket/key that were started more
+// than StaleUpload ago and never completed, and returns how many it aborted and how many
+// younger ones it left alone. Keys that may not list them (403) leave them to the bucket's
+// lifecycle rules.
+func (u *Uploader) abortUnfinished(ctx context.Context, bucket, key string) (aborted, running int, err error) {
+	now := time.Now()
+	if u.now != nil {
+		now = u.now()
+	}
 	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(key)}
 	for {
 		out, err := u.Client.ListMultipartUploads(ctx, in)
 		if err != nil {
-			return aborted, &S3Error{Op: "list the unfinished uploads of", Bucket: bucket, Key: key, Err: err}
+			return aborted, running, &S3Error{Op: "list the unfinished uploads of", Bucket: bucket, Key: key, Err: err}
 		}
 		for _, up := range out.Uploads {
 			if aws.ToString(up.Key) != key { // a longer key under the same prefix
 				continue
 			}
+			if !stale(up.Initiated, now) {
+				running++
+				continue
+			}
 			_, err := u.Client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
 				Bucket: aws.String(bucket), Key: up.Key, UploadId: up.UploadId})
 			if err != nil && !isCode(err, "NoSuchUpload") {
-				return aborted, &S3Error{Op: "abort an unfinished upload of", Bucket: bucket, Key: key, Err: err}
+				return aborted, running, &S3Error{Op: "abort an unfinished upload of", Bucket: bucket, Key: key, Err: err}
 			}
 			aborted++
 		}
 		if !aws.ToBool(out.IsTruncated) {
-			return aborted, nil
+			return aborted, running, nil
 		}
 		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -77,7 +78,7 @@ func objectKeys(t *testing.T, c *s3.Client, bucket string) []string {
 func TestUploadToS3(t *testing.T) {
 	store := s3test.Start(t)
 	t.Run("multipart with sha256, the same skipped", func(t *testing.T) { uploadMultipartAndSkip(t, store) })
-	t.Run("a killed run's parts aborted", func(t *testing.T) { uploadAbortsKilledRunsParts(t, store) })
+	t.Run("a killed run's parts aborted, a running one's not", func(t *testing.T) { uploadAbortsKilledRunsParts(t, store) })
 	t.Run("refused, nothing left", func(t *testing.T) { uploadRefusedLeavesNothing(t, store) })
 	t.Run("other bytes than the digest, aborted", func(t *testing.T) { uploadOfChangedFileAborted(t, store) })
 	t.Run("multipart progress rises to the size", func(t *testing.T) { uploadProgressRises(t, store) })
@@ -152,18 +153,58 @@ func uploadAbortsKilledRunsParts(t *testing.T, store *s3test.Store) {
 		}
 	}
 
+	// Just initiated, the upload to live.iso may be another run's still going: left alone.
 	done, err := (&Uploader{Client: c, PartSize: 5 << 20}).Upload(ctx, openFile(t, path), digest, "killed", "live.iso")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.Abandoned != 1 {
-		t.Errorf("aborted %d unfinished uploads, want the 1 to live.iso", done.Abandoned)
+	if done.Abandoned != 0 || done.Running != 1 {
+		t.Errorf("aborted %d and left %d unfinished uploads, want the 1 to live.iso left alone", done.Abandoned, done.Running)
 	}
-	if keys := unfinished(t, c, "killed"); len(keys) != 1 || keys[0] != "live.iso.other" {
+	if keys := unfinished(t, c, "killed"); !slices.Equal(keys, []string{"live.iso", "live.iso.other"}) {
+		t.Errorf("unfinished uploads left: %q, want live.iso's and live.iso.other's", keys)
+	}
+	if got := store.Get(t, store.ReadOnly, "killed", "live.iso"); !bytes.Equal(got, data) {
+		t.Fatal("read back other bytes than uploaded")
+	}
+
+	// A day and more later (the store's own Initiated times, a clock run ahead), it is a
+	// killed run's, and aborted. The object is there: delete it so the upload is not skipped.
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("killed"), Key: aws.String("live.iso")}); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(StaleUpload + time.Hour) }
+	done, err = (&Uploader{Client: c, PartSize: 5 << 20, now: later}).Upload(ctx, openFile(t, path), digest, "killed", "live.iso")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Abandoned != 1 || done.Running != 0 {
+		t.Errorf("aborted %d and left %d unfinished uploads, want the 1 to live.iso aborted", done.Abandoned, done.Running)
+	}
+	if keys := unfinished(t, c, "killed"); !slices.Equal(keys, []string{"live.iso.other"}) {
 		t.Errorf("unfinished uploads left: %q, want only live.iso.other's", keys)
 	}
 	if got := store.Get(t, store.ReadOnly, "killed", "live.iso"); !bytes.Equal(got, data) {
 		t.Fatal("read back other bytes than uploaded")
+	}
+}
+
+// The age rule: older than StaleUpload is stale; a store that gives no time is not.
+func TestStaleUpload(t *testing.T) {
+	now := time.Date(2026, 12, 3, 15, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		initiated *time.Time
+		want      bool
+	}{
+		{nil, false},
+		{aws.Time(now), false},
+		{aws.Time(now.Add(-StaleUpload)), false},
+		{aws.Time(now.Add(-StaleUpload - time.Second)), true},
+		{aws.Time(now.Add(time.Hour)), false}, // the store's clock ahead of ours
+	} {
+		if got := stale(tc.initiated, now); got != tc.want {
+			t.Errorf("stale(%v) = %v, want %v", tc.initiated, got, tc.want)
+		}
 	}
 }
 

@@ -69,14 +69,24 @@ func (d *downloader) upload(c *cli.Context, artifacts []download.Artifact, targe
 		switch {
 		case done.Skipped:
 			fmt.Fprintf(c.App.ErrWriter, "%s already holds %s (sha256 %s): not uploaded again\n", targets[i], a.Name(), a.SHA256)
-		case done.Abandoned > 0:
-			fmt.Fprintf(c.App.ErrWriter, "Uploaded %s to %s (sha256 %s), after aborting %d unfinished upload(s) to it\n",
-				a.Name(), targets[i], a.SHA256, done.Abandoned)
 		default:
-			fmt.Fprintf(c.App.ErrWriter, "Uploaded %s to %s (sha256 %s)\n", a.Name(), targets[i], a.SHA256)
+			fmt.Fprintf(c.App.ErrWriter, "Uploaded %s to %s (sha256 %s)%s\n", a.Name(), targets[i], a.SHA256, unfinishedNote(done))
 		}
 	}
 	return nil
+}
+
+// unfinishedNote says what an upload did with the unfinished uploads to its key.
+func unfinishedNote(done download.Uploaded) string {
+	note := ""
+	if done.Abandoned > 0 {
+		note += fmt.Sprintf(", after aborting %d unfinished upload(s) to it started over %s ago", done.Abandoned, download.StaleUpload)
+	}
+	if done.Running > 0 {
+		note += fmt.Sprintf("; left alone %d unfinished upload(s) to it started less than %s ago: another run's still going, "+
+			"or a killed one's that a run after that age (or the bucket's lifecycle rule) aborts", done.Running, download.StaleUpload)
+	}
+	return note
 }
 
 // uploadAdvice adds to an upload's error what to do about it.
