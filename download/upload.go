@@ -110,6 +110,11 @@ func (u *Uploader) Upload(ctx context.Context, file *os.File, digest, bucket, ke
 		if u.Concurrency > 0 {
 			o.Concurrency = u.Concurrency
 		}
+		// Unless told, the transfer manager adds a CRC32 to every upload whatever the client
+		// says; it follows the client's choice (origin.NewS3Client's: only when required).
+		if c, ok := u.Client.(*s3.Client); ok {
+			o.RequestChecksumCalculation = c.Options().RequestChecksumCalculation
+		}
 		o.ObjectProgressListeners.Register(&uploadListener{progress: u.progress(), size: st.Size()})
 	})
 	u.progress().Start(fmt.Sprintf("s3://%s/%s", bucket, key), 0, st.Size())

@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,6 +83,7 @@ func TestUploadToS3(t *testing.T) {
 	t.Run("a killed run's parts aborted, a running one's not", func(t *testing.T) { uploadAbortsKilledRunsParts(t, store) })
 	t.Run("refused, nothing left", func(t *testing.T) { uploadRefusedLeavesNothing(t, store) })
 	t.Run("other bytes than the digest, aborted", func(t *testing.T) { uploadOfChangedFileAborted(t, store) })
+	t.Run("no checksum unless the client asks", func(t *testing.T) { uploadFollowsClientsChecksumChoice(t, store) })
 	t.Run("multipart progress rises to the size", func(t *testing.T) { uploadProgressRises(t, store) })
 }
 
@@ -306,5 +309,53 @@ func uploadProgressRises(t *testing.T, store *s3test.Store) {
 	// claim the whole file before the last part was sent.
 	if n := slices.Index(heard.seen, size); n != len(heard.seen)-1 {
 		t.Errorf("update %d of %d already claimed the whole file: %v", n+1, len(heard.seen), heard.seen)
+	}
+}
+
+// headerRecorder is an S3 client's HTTP client that keeps the headers of every request.
+type headerRecorder struct {
+	next s3.HTTPClient
+	mu   sync.Mutex
+	sent []http.Header
+}
+
+func (h *headerRecorder) Do(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.sent = append(h.sent, r.Header.Clone())
+	h.mu.Unlock()
+	return h.next.Do(r)
+}
+
+// A client that computes checksums only when required (origin.NewS3Client's, for on-prem
+// stores that refuse the SDK's CRC32 trailers) uploads without one, single or multipart,
+// though the transfer manager would add CRC32 on its own.
+func uploadFollowsClientsChecksumChoice(t *testing.T, store *s3test.Store) {
+	store.CreateBucket(t, "nocrc", false)
+	rec := &headerRecorder{}
+	c := s3.New(store.Client(store.ReadWrite).Options(), func(o *s3.Options) {
+		rec.next = o.HTTPClient
+		o.HTTPClient = rec
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	})
+	for _, size := range []int{1 << 20, 11 << 20} {
+		path, data, digest := uploadFile(t, size, 8)
+		u := &Uploader{Client: c, PartSize: 5 << 20}
+		if _, err := u.Upload(context.Background(), openFile(t, path), digest, "nocrc", "live.iso"); err != nil {
+			t.Fatal(err)
+		}
+		if got := store.Get(t, store.ReadOnly, "nocrc", "live.iso"); !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: read back other bytes", size)
+		}
+	}
+	if len(rec.sent) < 6 {
+		t.Fatalf("recorded %d requests, want those of a PUT and a multipart upload", len(rec.sent))
+	}
+	for _, h := range rec.sent {
+		for name := range h {
+			if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum") || strings.EqualFold(name, "X-Amz-Trailer") ||
+				strings.EqualFold(name, "X-Amz-Sdk-Checksum-Algorithm") {
+				t.Errorf("a request sent %s: %q", name, h.Values(name))
+			}
+		}
 	}
 }

@@ -123,6 +123,10 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 		s3o.UsePathStyle = opts.S3.PathStyle
 		// Ranges carry no checksum to check; a Range that is not the whole object never does.
 		s3o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		// Uploads carry no CRC32 (a header, or an aws-chunked trailer) unless the operation
+		// requires one: older Ceph RGW, NooBaa/MCG and MinIO refuse them. SigV4 signs the
+		// payload's sha256 anyway, and AWS needs no more.
+		s3o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 	})
 	if client.Options().Region == "" {
 		return nil, ErrNoRegion

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/sno-iso/sno-iso/internal/s3test"
 )
 
@@ -334,5 +336,48 @@ func TestS3WrongRegion(t *testing.T) {
 	}
 	if n := requests.Load(); n != 1 {
 		t.Errorf("%d requests for an answer that cannot change, want 1", n)
+	}
+}
+
+// TestS3ClientSendsNoChecksumUnlessRequired: the client's PutObject (and so the uploads of
+// download --upload) carries no SDK checksum: older Ceph RGW, NooBaa/MCG and MinIO answer
+// one (an x-amz-checksum-crc32 header, or a trailer in an aws-chunked body) with an error.
+func TestS3ClientSendsNoChecksumUnlessRequired(t *testing.T) {
+	isolate(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+	var requests atomic.Int64
+	headers := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			headers <- r.Header.Clone()
+		}
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+	}))
+	defer srv.Close()
+	opts := smallOptions()
+	opts.S3 = S3Options{Endpoint: srv.URL, PathStyle: true, Region: "us-east-1"}
+	client, err := NewS3Client(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("isos"), Key: aws.String("live.iso"),
+		Body: bytes.NewReader([]byte("iso bytes"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := <-headers
+	for name := range h {
+		if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") || strings.EqualFold(name, "X-Amz-Trailer") ||
+			strings.EqualFold(name, "X-Amz-Sdk-Checksum-Algorithm") {
+			t.Errorf("PutObject sent %s: %q", name, h.Values(name))
+		}
+	}
+	if ce := h.Get("Content-Encoding"); strings.Contains(ce, "aws-chunked") {
+		t.Errorf("PutObject sent an aws-chunked body (Content-Encoding %q)", ce)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want the 1 PutObject", n)
 	}
 }
