@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/safetext"
 )
 
 // Where coreos-installer looks for the Ignition area, in this order.
@@ -85,7 +87,7 @@ func FindIgnitionArea(iso ISO) (IgnitionArea, error) {
 		path := strings.ToUpper(file)
 		fileOff, fileLen, err := iso.Locate(path)
 		if err != nil {
-			return area, fmt.Errorf("coreos/igninfo.json names %s: %w; %w", file, err, ErrNotLiveISO)
+			return area, fmt.Errorf("coreos/igninfo.json names %s: %w; %w", safetext.Escape(file), err, ErrNotLiveISO)
 		}
 		area.File, area.Source = path, "coreos/igninfo.json"
 		var off int64

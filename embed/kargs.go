@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sno-iso/sno-iso/internal/safetext"
 )
 
 const (
@@ -95,7 +97,7 @@ func kargsFromJSON(iso ISO, raw []byte) (*Kargs, error) {
 		path := strings.ToUpper(f.Path)
 		fileOff, fileLen, err := iso.Locate(path)
 		if err != nil {
-			return nil, fmt.Errorf("coreos/kargs.json names %s: %w", f.Path, err)
+			return nil, fmt.Errorf("coreos/kargs.json names %s: %w", safetext.Escape(f.Path), err)
 		}
 		if f.Offset < 0 || f.Offset > fileLen-int64(j.Size) { // never Offset+Size: it may overflow
 			return nil, fmt.Errorf("coreos/kargs.json: area at offset %d of %s runs past its end (%d bytes); "+

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 
@@ -25,7 +26,18 @@ type ReadOptions struct {
 	MaxSize int64
 	// MaxFileSize bounds each file kept (Match), which is held in memory; 0 means MaxSize.
 	MaxFileSize int64
+	// MaxRatio, when set, bounds the decompressed bytes to MaxRatio times the input read so
+	// far, plus RatioSlack: a small crafted input cannot cost minutes of decompression before
+	// MaxSize ends it. Real initramfs images decompress to a few times their size.
+	MaxRatio int64
+	// Context, when set, ends the read with its error once it is done (a signal, a timeout).
+	Context context.Context
 }
+
+// RatioSlack is what any input may decompress to beyond ReadOptions.MaxRatio times its size:
+// room for a small archive of very compressible files (an Ignition config of up to
+// MaxIgnitionSize, padding).
+const RatioSlack = 2 * MaxIgnitionSize
 
 // Read decodes a sequence of concatenated archives (gzip, xz with CRC32 or CRC64, zstd, or
 // uncompressed newc 070701/070702), with runs of zero bytes between them, until EOF. It keeps
@@ -42,7 +54,7 @@ func Read(r io.Reader, opts ReadOptions) (Files, error) {
 	rd := &reader{
 		in:      bufio.NewReaderSize(counter, 64<<10),
 		counter: counter,
-		budget:  &budget{limit: limit, left: limit},
+		budget:  &budget{limit: limit, left: limit, ratio: opts.MaxRatio, input: counter, ctx: opts.Context},
 		match:   opts.Match,
 		maxFile: cmp.Or(opts.MaxFileSize, limit),
 		files:   Files{},
@@ -245,9 +257,36 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// budget is what is left of ReadOptions.MaxSize for the whole input.
+// budget is what is left of ReadOptions.MaxSize for the whole input, with the input's size
+// bound (MaxRatio) and the read's context.
 type budget struct {
 	limit, left int64
+	ratio       int64
+	input       *countingReader
+	ctx         context.Context
+}
+
+// check fails once the context is done or the bytes decompressed pass the ratio bound.
+func (b *budget) check() error {
+	if b.ctx != nil {
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if used := b.limit - b.left; b.ratio > 0 && used > RatioSlack+b.ratio*b.input.n {
+		return &RatioError{Input: b.input.n, Decompressed: used, Ratio: b.ratio}
+	}
+	return nil
+}
+
+// RatioError is an input that decompresses to more than ReadOptions.MaxRatio times its size.
+type RatioError struct {
+	Input, Decompressed, Ratio int64
+}
+
+func (e *RatioError) Error() string {
+	return fmt.Sprintf("the first %d bytes decompress to more than %d bytes, over %d times their size: "+
+		"not an initramfs but a decompression bomb", e.Input, e.Decompressed, e.Ratio)
 }
 
 // budgetReader charges the bytes read from r to b, and fails once they exceed it.
@@ -258,6 +297,9 @@ type budgetReader struct {
 }
 
 func (br *budgetReader) Read(p []byte) (int, error) {
+	if err := br.b.check(); err != nil {
+		return 0, err
+	}
 	if int64(len(p)) > br.b.left+1 {
 		p = p[:br.b.left+1] // one byte more than allowed tells "at the limit" from "past it"
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/sno-iso/sno-iso/internal/safetext"
 )
 
 // SectorSize is the ISO9660 logical block size. Like coreos-installer, no other size is
@@ -113,13 +115,16 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
+	// The path may come from a crafted ISO's own files (igninfo.json, kargs.json): escaped,
+	// it cannot drive the terminal or forge lines.
+	component, path, dir := safetext.Escape(e.Component), safetext.Escape(e.Path), safetext.Escape(e.Dir)
 	switch {
 	case e.NotDir:
-		return fmt.Sprintf("component %q in path %s is not a directory", e.Component, e.Path)
+		return fmt.Sprintf("component %q in path %s is not a directory", e.Component, path)
 	case e.Intermediate:
-		return fmt.Sprintf("intermediate directory %s does not exist in directory %s", e.Component, e.Dir)
+		return fmt.Sprintf("intermediate directory %s does not exist in directory %s", component, dir)
 	default:
-		return fmt.Sprintf("no record for %s in directory %s", e.Component, e.Dir)
+		return fmt.Sprintf("no record for %s in directory %s", component, dir)
 	}
 }
 

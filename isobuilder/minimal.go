@@ -56,10 +56,10 @@ func CheckRootfsURL(url string) error {
 	return nil
 }
 
-// rootfsURLArg is the kernel argument for url. GRUB splits words at its metacharacters, so a
-// URL holding one (a query string's '&', say) is double-quoted; the kernel drops the quotes.
+// RootfsURLArg is the kernel argument coreos.live.rootfs_url= for url. GRUB splits words at
+// its metacharacters, so a URL holding one (a query string's '&', say) is double-quoted; the kernel drops the quotes.
 // Any other URL is written bare, as coreos-installer writes it.
-func rootfsURLArg(url string) string {
+func RootfsURLArg(url string) string {
 	if strings.ContainsAny(url, "&;|<>{}#") {
 		return rootfsURLKarg + `"` + url + `"`
 	}
@@ -112,7 +112,7 @@ func minimalKargs(defaults, rootfsURL string) (newDefault, current string, err e
 	if err := CheckRootfsURL(rootfsURL); err != nil {
 		return "", "", err
 	}
-	current, err = embed.ModifyKargs(newDefault, []string{rootfsURLArg(rootfsURL)}, nil, nil)
+	current, err = embed.ModifyKargs(newDefault, []string{RootfsURLArg(rootfsURL)}, nil, nil)
 	return newDefault, current, err
 }
 

@@ -32,6 +32,12 @@ const (
 // RHCOS initramfs unpacks to a few hundred MiB, and only a handful of small files are kept.
 const MaxInitramfsSize = 4 << 30
 
+// MaxInitramfsRatio bounds what an initramfs sno-iso reads may decompress to, as a multiple
+// of its compressed size (initrd.ReadOptions.MaxRatio): real ones are 2 to 5 times larger
+// decompressed, while a crafted 700 KB xz archive would otherwise cost minutes of CPU before
+// MaxInitramfsSize ends it.
+const MaxInitramfsRatio = 64
+
 // maxFeaturesSize bounds the files InspectInitramfs keeps: its stamp and features.json.
 const maxFeaturesSize = 1 << 20
 
@@ -223,7 +229,8 @@ func InspectInitramfs(r io.Reader) (embed.Features, error) {
 	const maxNamed = 5
 	var customized []string
 	files, err := initrd.Read(r, initrd.ReadOptions{
-		MaxSize: MaxInitramfsSize,
+		MaxSize:  MaxInitramfsSize,
+		MaxRatio: MaxInitramfsRatio,
 		// The stamp is empty and features.json a few bytes.
 		MaxFileSize: maxFeaturesSize,
 		Match: func(name string) bool {

@@ -1,6 +1,7 @@
 package isobuilder
 
 import (
+	"context"
 	"errors"
 	"io"
 
@@ -18,9 +19,13 @@ func WrapIgnition(config []byte) ([]byte, error) {
 }
 
 // UnwrapIgnition returns the config.ign of an initramfs (concatenated archives, as
-// WrapIgnition or a customized live initramfs holds it), or ErrNoIgnitionInArchive.
-func UnwrapIgnition(r io.Reader) ([]byte, error) {
+// WrapIgnition or a customized live initramfs holds it), or ErrNoIgnitionInArchive. It ends
+// with ctx's error once ctx is done, and refuses an input that decompresses to more than
+// MaxInitramfsRatio times its size.
+func UnwrapIgnition(ctx context.Context, r io.Reader) ([]byte, error) {
 	files, err := initrd.Read(r, initrd.ReadOptions{
+		Context:     ctx,
+		MaxRatio:    MaxInitramfsRatio,
 		MaxSize:     MaxInitramfsSize,
 		MaxFileSize: initrd.MaxIgnitionSize,
 		Match:       func(p string) bool { return p == initrd.IgnitionPath },

@@ -2,6 +2,7 @@ package isobuilder
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -24,11 +25,11 @@ func TestWrapUnwrapIgnition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := UnwrapIgnition(bytes.NewReader(append(other, wrapped...)))
+		got, err := UnwrapIgnition(context.Background(), bytes.NewReader(append(other, wrapped...)))
 		if err != nil || !bytes.Equal(got, config) {
 			t.Errorf("UnwrapIgnition = %q, %v; want %q", got, err, config)
 		}
-		if _, err := UnwrapIgnition(bytes.NewReader(other)); !errors.Is(err, ErrNoIgnitionInArchive) {
+		if _, err := UnwrapIgnition(context.Background(), bytes.NewReader(other)); !errors.Is(err, ErrNoIgnitionInArchive) {
 			t.Errorf("an archive without config.ign: %v", err)
 		}
 	}
@@ -56,12 +57,25 @@ func TestUnwrapIgnitionBoundsTheConfig(t *testing.T) {
 	zw.Close()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = UnwrapIgnition(bytes.NewReader(buf.Bytes()))
+	_, err = UnwrapIgnition(context.Background(), bytes.NewReader(buf.Bytes()))
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), initrd.IgnitionPath) || !strings.Contains(err.Error(), "more than") {
 		t.Fatalf("a %d-byte initrd holding a 100 MiB config.ign: %v", buf.Len(), err)
 	}
 	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 32<<20 {
 		t.Errorf("refusing it allocated %d bytes", allocated)
+	}
+}
+
+// UnwrapIgnition ends with its context's error (a signal in `pxe ignition unwrap`).
+func TestUnwrapIgnitionEndsWithItsContext(t *testing.T) {
+	wrapped, err := WrapIgnition([]byte(`{"ignition":{"version":"3.2.0"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := UnwrapIgnition(ctx, bytes.NewReader(wrapped)); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }

@@ -87,7 +87,7 @@ func rebuiltMinimalKargs(src, d *LiveISO, rootfsURL string) ([]Patch, error) {
 		}
 	}
 	if rootfsURL != "" {
-		appends = append(appends, rootfsURLArg(rootfsURL))
+		appends = append(appends, RootfsURLArg(rootfsURL))
 	}
 	newCurrent, err := embed.ModifyKargs(current, appends, deletes, nil)
 	if err != nil {
@@ -263,7 +263,7 @@ func (l *LiveISO) editBootloaderConfig(f *rebuildFile, rootfsURL string) error {
 	if l.kargs == nil {
 		repl := ""
 		if rootfsURL != "" {
-			repl = rootfsURLArg(rootfsURL)
+			repl = RootfsURLArg(rootfsURL)
 		}
 		f.data = liveISOToken.ReplaceAllFunc(data, func(m []byte) []byte {
 			lead := m[:len(m)-len(strings.TrimLeft(string(m), " \t"))]

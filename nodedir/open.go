@@ -43,14 +43,10 @@ func OpenIn(dir, path, what string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	// Not waiting on a named pipe without a writer: it is refused below, as input refuses it.
+	f, info, err := input.OpenInRoot(root, rel, os.O_RDONLY)
 	if err != nil {
 		return nil, nil, confineError(dir, path, err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
 	}
 	if !info.Mode().IsRegular() {
 		f.Close()

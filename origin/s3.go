@@ -206,6 +206,9 @@ func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.
 	resp := *re.Response.Response
 	resp.Header = resp.Header.Clone()
 	resp.Header.Del("Content-Length")
+	// The SDK points Location of an S3 redirect (a wrong region) nowhere, to stop its client
+	// from following it; the caller's client must not follow it either.
+	resp.Header.Del("Location")
 	resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(code)), int64(len(code))
 	return &resp, nil
 }

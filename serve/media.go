@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/node"
@@ -37,15 +38,25 @@ func (s *Server) nodeISO(reqCtx context.Context, ns *nodeState, rootfsURL string
 func (s *Server) makeNodeISO(ns *nodeState, rootfsURL string) (nodeISO, error) {
 	opts := node.MediaOptions{GrowEmbedArea: s.cfg.GrowEmbedArea, TempDir: s.cfg.TempDir}
 	file, kind := ns.iso.file, "full"
+	n := ns.node
 	if rootfsURL != "" {
-		base, err := ns.iso.minimalBase(s.ctx, rootfsURL, s.cfg.TempDir)
+		shared := rootfsURL
+		if ns.node.Output.RootfsURL == "" {
+			// The node's own rootfs URL (minimalISO) is a kernel argument edit over the minimal
+			// ISO every node shares, made for the public one.
+			shared = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
+		}
+		base, err := ns.iso.minimalBase(s.ctx, shared, s.cfg.TempDir)
 		if err != nil {
 			return nodeISO{}, err
 		}
-		opts.Minimal, opts.MinimalOptions, opts.MinimalBase = true, isobuilder.MinimalOptions{RootfsURL: rootfsURL}, base.derived.LiveISO
+		if shared != rootfsURL && base.derived.Kargs() != nil {
+			n = withRootfsURL(ns.node, shared, rootfsURL)
+		}
+		opts.Minimal, opts.MinimalOptions, opts.MinimalBase = true, isobuilder.MinimalOptions{RootfsURL: shared}, base.derived.LiveISO
 		file, kind = base.file, "minimal"
 	}
-	m, err := ns.node.Media(s.ctx, ns.iso.iso, opts)
+	m, err := n.Media(s.ctx, ns.iso.iso, opts)
 	if err != nil {
 		return nodeISO{}, fmt.Errorf("node %s: %w", ns.name, err)
 	}
@@ -72,8 +83,20 @@ func (s *Server) makeNodeISO(ns *nodeState, rootfsURL string) (nodeISO, error) {
 	return nodeISO{artifact: composedArtifact(file, m.Composed(), isoType, ns.modTime, kind, rootfsURL), grown: grown}, nil
 }
 
+// withRootfsURL is n with its live kernel arguments fetching the root file system from own
+// instead of shared. The minimal ISO made for shared ends its arguments with shared's: own's
+// comes at that place, before the node's own, as in the minimal ISO made for own.
+func withRootfsURL(n *node.Node, shared, own string) *node.Node {
+	edited := *n
+	edited.LiveKargs.Delete = append(slices.Clip(n.LiveKargs.Delete), isobuilder.RootfsURLArg(shared))
+	edited.LiveKargs.Append = append([]string{isobuilder.RootfsURLArg(own)}, n.LiveKargs.Append...)
+	return &edited
+}
+
 // minimalISO is the node's minimal ISO, fetching its rootfs from the node's rootfs URL or else
-// from this server.
+// from this server, under the node's own capability path: clients without a token, tying up
+// the public /rootfs.img, cannot keep the node's live system from its root file system. An
+// ISO without kernel-argument areas keeps the public one (makeNodeISO).
 func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 	url := ns.node.Output.RootfsURL
 	if url == "" {
@@ -82,7 +105,7 @@ func (s *Server) minimalISO(r *http.Request, ns *nodeState) (*artifact, error) {
 				"its live system fetches the root file system from, and the server does not know its own: give the server its "+
 				"base URL as the node reaches it, or set output.rootfsURL in the node's sno.yaml", ns.name)}
 		}
-		url = s.cfg.BaseURL + "/" + isobuilder.PXERootfs
+		url = s.cfg.BaseURL + s.nodePrefix(ns.name) + "/" + isobuilder.PXERootfs
 	}
 	return s.nodeISO(r.Context(), ns, url)
 }

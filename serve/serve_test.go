@@ -422,7 +422,16 @@ func TestMinimal(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("GET /%s-minimal.iso: %d %s", node.name, resp.StatusCode, body)
 		}
-		base, err := iso.MinimalFromMiniso(context.Background(), t.TempDir(), isobuilder.MinimalOptions{RootfsURL: "http://192.0.2.1:8080/rootfs.img"})
+		// The node's live system fetches its rootfs from the node's own capability path, in
+		// the nodes' places: clients without a token reading /rootfs.img cannot starve it.
+		own := "http://192.0.2.1:8080" + h.path("/"+node.name+"/rootfs.img")
+		if !bytes.Contains(body, []byte("coreos.live.rootfs_url="+own+"\n")) || bytes.Contains(body, []byte("8080/rootfs.img")) {
+			t.Errorf("/%s-minimal.iso does not fetch its rootfs from %s alone", node.name, own)
+		}
+		if resp, _ := h.doRaw(http.MethodHead, strings.TrimPrefix(own, "http://192.0.2.1:8080")); resp.StatusCode != 200 {
+			t.Errorf("HEAD %s: %d", own, resp.StatusCode)
+		}
+		base, err := iso.MinimalFromMiniso(context.Background(), t.TempDir(), isobuilder.MinimalOptions{RootfsURL: own})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -403,3 +403,30 @@ func TestBMCCredentialsFileTLSAndTrace(t *testing.T) {
 		t.Errorf("the error shows the file's password: %s", r.stderr)
 	}
 }
+
+// bmc --node reads the node's credentials directory from inside the node only: its password
+// file linked to a file outside is refused, naming the file, and no request reaches the BMC.
+func TestBMCNodeCredentialsLinkedOut(t *testing.T) {
+	bmc := startFakeBMC(t, redfishtest.Config{Profile: redfishtest.SushyTools()})
+	nodes := t.TempDir()
+	dir := writeBMCNode(t, nodes, "sno1", bmc.URL()+bmc.SystemPath(), serveSnoYAML)
+	writeFile(t, filepath.Join(dir, nodedir.ConfigFile), serveSnoYAML+"bmc:\n  address: "+bmc.URL()+bmc.SystemPath()+"\n  credentialsFile: creds\n")
+	outside := filepath.Join(t.TempDir(), "password")
+	writeFile(t, outside, "OUTSIDE-THE-NODE\n")
+	if err := os.Mkdir(filepath.Join(dir, "creds"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "creds", "username"), bmcUser+"\n")
+	password := filepath.Join(dir, "creds", "password")
+	if err := os.Symlink(outside, password); err != nil {
+		t.Fatal(err)
+	}
+	r := snoEnv(t, nil, bmcArgs("status", "--node", dir)...)
+	if r.code == 0 || !strings.Contains(string(r.stderr), password+" leads outside the node directory") ||
+		strings.Contains(string(r.stderr), "OUTSIDE-THE-NODE") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+	if reqs := bmc.Requests(); len(reqs) != 0 {
+		t.Errorf("the BMC got %d requests", len(reqs))
+	}
+}

@@ -94,7 +94,8 @@ func customizeAdditions(t *testing.T, dir string) (fragment, ca, pre, post strin
 // TestDropInCustomizeAdditionsAreBuild: the BIP config and a fragment given with
 // --live-ignition in either order, --ignition-ca, --pre-install, --post-install and two
 // --installer-config files (later scalars win, lists append, the command line's come last)
-// write the bytes build writes with the same settings; the live config carries the additions.
+// write the bytes build writes with the same settings; the live config carries the additions;
+// copy-network: false in an install config does not keep the network given from the node.
 func TestDropInCustomizeAdditionsAreBuild(t *testing.T) {
 	iso := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
 	dir := t.TempDir()
@@ -123,6 +124,20 @@ func TestDropInCustomizeAdditionsAreBuild(t *testing.T) {
 		if !strings.Contains(string(live), want) {
 			t.Errorf("the live config lacks %s", want)
 		}
+	}
+	// As in coreos-installer, the network given is copied to the installed system whatever an
+	// install config says.
+	noCopy := writeFile(t, filepath.Join(dir, "nocopy.yaml"), "dest-device: /dev/sda\ncopy-network: false\n")
+	keyfile := writeFile(t, filepath.Join(dir, "eno1.nmconnection"), string(bootKeyfile))
+	withNetwork, customizedNetwork := filepath.Join(dir, "network.iso"), filepath.Join(dir, "customized-network.iso")
+	mustSno(t, nil, "build", "--iso", iso, "--ignition", ign, "--installation-disk", "/dev/sda", "--network-keyfile", keyfile,
+		"-o", withNetwork)
+	if r := runBinary(t, dropInBinary(t), "", nil, "iso", "customize", "--live-ignition", ign, "--installer-config", noCopy,
+		"--network-keyfile", keyfile, "-o", customizedNetwork, iso); r.code != 0 {
+		t.Fatalf("iso customize with copy-network: false: exit %d: %s", r.code, r.stderr)
+	}
+	if fileSHA(t, withNetwork) != fileSHA(t, customizedNetwork) {
+		t.Error("copy-network: false in an install config kept the keyfiles from the installed system")
 	}
 	inspect := string(mustSno(t, nil, "inspect", built))
 	for _, want := range []string{"pre-install: /usr/local/bin/pre-install-prepare.sh\n", "post-install: /usr/local/bin/post-install-notify.sh\n"} {

@@ -66,3 +66,32 @@ func TestCraftedNamesAreEscaped(t *testing.T) {
 		wantNoRawControl(t, "network extract -C", r.stdout)
 	}
 }
+
+// A crafted igninfo.json whose file name drives the terminal reaches every command's error
+// escaped: the name is escaped where the error is formed, once for all commands.
+func TestCraftedIgninfoNameIsEscapedInErrors(t *testing.T) {
+	iso := bytes.Clone(fixtures.Bytes(t, "embed-areas-2023-07.x86_64.iso")) // shared with other tests
+	setIgninfo(t, iso, "{\"file\": \"\\u001b[2J\\u001b]0;owned\\u0007\\nForged: line\"}")
+	path := filepath.Join(t.TempDir(), "crafted.iso")
+	if err := os.WriteFile(path, iso, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nodes := t.TempDir()
+	out := t.TempDir()
+	for _, args := range [][]string{
+		{"inspect", path},
+		{"ignition", "show", path},
+		{"kargs", "show", path},
+		{"reset", "-o", filepath.Join(out, "r.iso"), path},
+		{"network", "extract", "-C", filepath.Join(out, "nx"), path},
+		{"minimal", path, filepath.Join(out, "m.iso")},
+		{"serve", "--iso", path, "--nodes", nodes, "--listen", "127.0.0.1:0"},
+	} {
+		r := sno(t, nil, args...)
+		if r.code == 0 {
+			t.Errorf("%s: exit 0", args[0])
+			continue
+		}
+		wantNoRawControl(t, strings.Join(args[:2], " "), r.stderr)
+	}
+}

@@ -87,15 +87,8 @@ func replacedBase(t *testing.T, iso string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := isobuilder.ReadVolume(bytes.NewReader(img), int64(len(img)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rootfs, err := v.Lookup(isobuilder.PXEDir + "/ROOTFS.IMG")
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(img[rootfs.Offset():rootfs.Offset()+int64(rootfs.Length)], bytes.Repeat([]byte("2"), int(rootfs.Length)))
+	rootfs := isoFileIn(t, img, isobuilder.PXEDir+"/ROOTFS.IMG")
+	copy(rootfs, bytes.Repeat([]byte("2"), len(rootfs)))
 	const from, to = 256 * isobuilder.SectorSize, 496 * isobuilder.SectorSize
 	if len(img) < to || bytes.ContainsFunc(img[from:to], func(r rune) bool { return r != 0 }) {
 		t.Fatalf("the fixture has no free space at bytes %d-%d", from, to)

@@ -150,7 +150,7 @@ func pxeIgnitionUnwrap(c *cli.Context) error {
 	} else if stdin, ok := r.(*os.File); ok && isTerminal(stdin) {
 		return usagef("no initrd given: pass INITRD or pipe it to standard input")
 	}
-	config, err := isobuilder.UnwrapIgnition(r)
+	config, err := isobuilder.UnwrapIgnition(c.Context, r)
 	if errors.Is(err, isobuilder.ErrNoIgnitionInArchive) {
 		return fmt.Errorf("%w %s", err, name)
 	}

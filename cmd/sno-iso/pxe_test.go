@@ -97,6 +97,12 @@ func isoFileBytes(t *testing.T, iso, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return isoFileIn(t, img, path)
+}
+
+// isoFileIn is the part of the ISO image img that holds the file at path.
+func isoFileIn(t *testing.T, img []byte, path string) []byte {
+	t.Helper()
 	v, err := isobuilder.ReadVolume(bytes.NewReader(img), int64(len(img)))
 	if err != nil {
 		t.Fatal(err)

@@ -186,7 +186,7 @@ func TestServeMatchesBuild(t *testing.T) {
 		t.Errorf("%s has SHA-256 %s, build wrote %s", urls["iso"], got, want)
 	}
 	minimal := filepath.Join(out, "minimal.iso")
-	mustSno(t, nil, "build", "--minimal", "--rootfs-url", s.url+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", minimal)
+	mustSno(t, nil, "build", "--minimal", "--rootfs-url", urls["pxe-dir"]+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", minimal)
 	if got, want := s.sha(t, strings.TrimPrefix(urls["minimal-iso"], s.url)), fileSHA(t, minimal); got != want {
 		t.Errorf("%s has SHA-256 %s, build --minimal wrote %s", urls["minimal-iso"], got, want)
 	}
@@ -225,7 +225,8 @@ func TestServeGrowEmbedAreaMatchesBuild(t *testing.T) {
 		t.Errorf("%s has SHA-256 %s, build --grow-embed-area wrote %s", urls["iso"], got, want)
 	}
 	minimal := filepath.Join(out, "minimal.iso")
-	mustSno(t, nil, "build", "--minimal", "--rootfs-url", s.url+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "--grow-embed-area", "-o", minimal)
+	mustSno(t, nil, "build", "--minimal", "--rootfs-url", urls["pxe-dir"]+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "--grow-embed-area",
+		"-o", minimal)
 	if got, want := s.sha(t, strings.TrimPrefix(urls["minimal-iso"], s.url)), fileSHA(t, minimal); got != want {
 		t.Errorf("%s has SHA-256 %s, build --minimal --grow-embed-area wrote %s", urls["minimal-iso"], got, want)
 	}
@@ -332,8 +333,10 @@ func TestServeTLSAndRotation(t *testing.T) {
 	if sum := sha256.Sum256(body); resp.StatusCode != 200 || hex.EncodeToString(sum[:]) != fileSHA(t, full) {
 		t.Errorf("GET %s over TLS: %d, not what build wrote", old["iso"], resp.StatusCode)
 	}
-	if resp, body := s.get(t, old["minimal-iso"]); resp.StatusCode != 200 || !bytes.Contains(body, []byte("coreos.live.rootfs_url="+s.url+"/rootfs.img")) {
-		t.Errorf("GET %s: %d, its rootfs URL is not %s/rootfs.img", old["minimal-iso"], resp.StatusCode, s.url)
+	// The node's own rootfs URL, under its capability path.
+	if resp, body := s.get(t, old["minimal-iso"]); resp.StatusCode != 200 || !bytes.Contains(body, []byte("coreos.live.rootfs_url="+old["pxe-dir"]+"/rootfs.img")) ||
+		bytes.Contains(body, []byte(s.url+"/rootfs.img")) {
+		t.Errorf("GET %s: %d, its rootfs URL is not %s/rootfs.img", old["minimal-iso"], resp.StatusCode, old["pxe-dir"])
 	}
 
 	if r := sno(t, nil, "serve", "rotate-secret", "--nodes", nodes, "--grace", "0s"); r.code != 0 || !strings.Contains(string(r.stderr), "the old URLs work until") {
@@ -348,6 +351,11 @@ func TestServeTLSAndRotation(t *testing.T) {
 	}
 	if resp, _ := s.get(t, fresh["iso"]); resp.StatusCode != 200 {
 		t.Errorf("the URL of the new secret: %d", resp.StatusCode)
+	}
+	// The minimal ISO of the new secret fetches its rootfs under the new token.
+	if resp, body := s.get(t, fresh["minimal-iso"]); resp.StatusCode != 200 || !bytes.Contains(body, []byte("coreos.live.rootfs_url="+fresh["pxe-dir"]+"/rootfs.img")) ||
+		bytes.Contains(body, []byte(s.url+"/rootfs.img")) {
+		t.Errorf("GET %s: %d, its rootfs URL is not %s/rootfs.img", fresh["minimal-iso"], resp.StatusCode, fresh["pxe-dir"])
 	}
 	s.stop(t)
 }

@@ -18,6 +18,20 @@ func Open(path string, flag int) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, hideURLCredentials(path, err)
 	}
+	return withMode(f)
+}
+
+// OpenInRoot is Open of name below root: a path that leaves root, through ".." or a
+// symbolic link, is refused by os.Root.
+func OpenInRoot(root *os.Root, name string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(name, flag|openNonBlocking, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return withMode(f)
+}
+
+func withMode(f *os.File) (*os.File, fs.FileInfo, error) {
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,11 +11,12 @@ import (
 	"unicode/utf8"
 )
 
-// Secrets finds secrets in text in the forms a server may echo them in: as written, and with
+// Secrets finds secrets in text in the forms a server may echo them in: as written, in any
+// letter case, split by zero-width or other format characters (U+200B, U+00AD, ...), and with
 // any of their characters escaped as a URL (query or path, upper or lower case hex, + for a
 // space), an HTML or XML character reference (named, decimal or hex), or a JSON or
-// JavaScript escape (\", \u00XX, \xXX), mixed as an encoder mixes them; and whole, in base64
-// (standard or URL alphabet, padded or not).
+// JavaScript escape (\", \u00XX, \xXX), mixed as an encoder mixes them; and whole, as the hex
+// of its bytes or inside base64 or base64url text at any of the 3 byte alignments.
 type Secrets struct {
 	re *regexp.Regexp // nil when there is no secret
 }
@@ -33,7 +35,7 @@ func NewSecrets(secrets ...string) *Secrets {
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	alts := make([]string, len(secrets))
 	for i, s := range secrets {
-		alts[i] = secretPattern(s)
+		alts[i] = strings.Join(append([]string{secretPattern(s)}, encodedPatterns(s)...), "|")
 	}
 	return &Secrets{re: regexp.MustCompile(strings.Join(alts, "|"))}
 }
@@ -47,25 +49,59 @@ func (s *Secrets) Replace(text, with string) string {
 }
 
 func secretPattern(secret string) string {
-	// Base64, as a token or an Authorization value carries it, in either alphabet.
-	b64 := "|" + regexp.QuoteMeta(base64.RawStdEncoding.EncodeToString([]byte(secret))) + "={0,2}" +
-		"|" + regexp.QuoteMeta(base64.RawURLEncoding.EncodeToString([]byte(secret))) + "={0,2}"
 	if len([]rune(secret)) > maxSecretRunes {
-		return regexp.QuoteMeta(secret) + b64
+		return regexp.QuoteMeta(secret)
 	}
 	var b strings.Builder
+	b.WriteString("(?i:")
 	for i := 0; i < len(secret); {
 		r, size := utf8.DecodeRuneInString(secret[i:])
 		forms := runeForms(r)
 		if r == utf8.RuneError && size == 1 {
 			forms = byteForms(secret[i])
 		}
+		if i > 0 {
+			// Zero-width and other invisible format characters a page may put between letters.
+			b.WriteString(`\p{Cf}*`)
+		}
 		b.WriteString("(?:")
 		b.WriteString(strings.Join(forms, "|"))
 		b.WriteString(")")
 		i += size
 	}
-	return b.String() + b64
+	b.WriteString(")")
+	return b.String()
+}
+
+// minEncodedLen is the shortest base64 or hex core searched for: shorter ones would match
+// unrelated text (a short secret is still found in its other forms).
+const minEncodedLen = 4
+
+// encodedPatterns are the patterns of the whole secret encoded: the hex of its bytes (either
+// case), its base64 and base64url alone (padded or not), and, at each of the 3 alignments the
+// secret can have inside longer encoded text, the characters that its bytes alone determine.
+func encodedPatterns(secret string) []string {
+	var forms []string
+	if h := hex.EncodeToString([]byte(secret)); len(h) >= minEncodedLen {
+		forms = append(forms, "(?i:"+h+")")
+	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		// The secret alone, as a token or an Authorization value carries it, however short.
+		forms = append(forms, regexp.QuoteMeta(enc.EncodeToString([]byte(secret)))+"={0,2}")
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for shift := 0; shift < 3; shift++ {
+			encoded := enc.EncodeToString(append(make([]byte, shift), secret...))
+			// Character i holds bits [6i, 6i+6); the secret's are [8*shift, 8*(shift+len)).
+			start, end := (8*shift+5)/6, 8*(shift+len(secret))/6
+			if end-start >= minEncodedLen {
+				// With the character it shares with what follows, and any padding: nothing of
+				// its last bits is left.
+				forms = append(forms, regexp.QuoteMeta(encoded[start:end])+`[A-Za-z0-9+/_-]?=*`)
+			}
+		}
+	}
+	return forms
 }
 
 // byteForms are the patterns of a byte that is no UTF-8: the regexp reads it as U+FFFD,

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -71,7 +72,7 @@ func TestSecretsEveryEncoding(t *testing.T) {
 
 func TestSecretsLeaveTheRest(t *testing.T) {
 	s := NewSecrets("s3cret", "")
-	for _, text := range []string{"S3CRET", "s3cre t", "s3cre", "%73%33%63%72%65", "no secret here"} {
+	for _, text := range []string{"s3cre t", "s3cre", "%73%33%63%72%65", "no secret here", "czNjcmV"} {
 		if got := s.Replace(text, "X"); got != text {
 			t.Errorf("Replace(%q) = %q", text, got)
 		}
@@ -82,6 +83,38 @@ func TestSecretsLeaveTheRest(t *testing.T) {
 	// A secret that contains another is taken whole.
 	if got := NewSecrets("pw", "pw-long").Replace("a pw-long b pw", "X"); got != "a X b X" {
 		t.Errorf("nested secrets: %q", got)
+	}
+}
+
+// The forms careless BMC firmware echoes a password in beyond the escapers': another letter
+// case, split by zero-width characters, the hex of its bytes, and inside base64 or base64url
+// text (the password alone or among other bytes, at each of the 3 byte alignments).
+func TestSecretsEncodedForms(t *testing.T) {
+	const pw = "Hunter2?>secret~"
+	s := NewSecrets(pw)
+	forms := map[string]string{
+		"upper case":         strings.ToUpper(pw),
+		"lower case":         strings.ToLower(pw),
+		"zero-width spaces":  strings.Join(strings.Split(pw, ""), "\u200b"),
+		"soft hyphens, BOM":  "Hun\u00adter2?>\ufeffsecret~",
+		"hex":                hex.EncodeToString([]byte(pw)),
+		"hex, upper case":    strings.ToUpper(hex.EncodeToString([]byte(pw))),
+		"base64 of it alone": base64.StdEncoding.EncodeToString([]byte(pw)),
+		"base64url, no pad":  base64.RawURLEncoding.EncodeToString([]byte(pw)),
+	}
+	for name, form := range forms {
+		if got := s.Replace("echo ["+form+"] end", "X"); got != "echo [X] end" {
+			t.Errorf("%s: %q left %q", name, form, got)
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for prefix := range 3 {
+			text := enc.EncodeToString([]byte("user:xy"[:5+prefix] + pw + "\x00tail"))
+			got := s.Replace(text, "X")
+			if !strings.Contains(got, "X") || len(got) > len(text)-len(pw)*4/3+4 {
+				t.Errorf("base64 with %d bytes before: %q left %q", 5+prefix, text, got)
+			}
+		}
 	}
 }
 

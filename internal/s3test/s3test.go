@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -250,7 +249,7 @@ func (s *Store) start() error {
 	s.cmd = exec.Command(s.bin, s.args...)
 	s.cmd.Dir = s.dir
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -311,7 +310,7 @@ func (s *Store) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(s.cmd)
 	<-s.exited
 }
 

@@ -3,6 +3,7 @@ package redfishtest
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -34,15 +35,22 @@ const (
 	EchoJSONUnicode EchoForm = "json-u"
 	// EchoJSONString is the JSON string's contents with Go's HTML-safe escapes (\u003c).
 	EchoJSONString EchoForm = "json"
-	// EchoBase64 and EchoBase64URL are the password alone in base64 (RFC 4648 sections 4
-	// and 5), padded.
+	// EchoBase64 and EchoBase64URL are the password alone in base64 (padded) and base64url
+	// (unpadded), as firmware that logs a decoded Basic value re-encodes it.
 	EchoBase64    EchoForm = "base64"
 	EchoBase64URL EchoForm = "base64url"
+	// EchoHex is the hex of the password's bytes, as a debug dump shows it.
+	EchoHex EchoForm = "hex"
+	// EchoUpper is the password in upper case, as a case-folding message template writes it.
+	EchoUpper EchoForm = "upper"
+	// EchoZeroWidth puts a zero-width space between the characters, as an HTML page that
+	// allows line breaks anywhere does.
+	EchoZeroWidth EchoForm = "zero-width"
 )
 
 // EchoForms lists every EchoForm.
 var EchoForms = []EchoForm{EchoAsSent, EchoURLQuery, EchoURLPath, EchoLowerHex, EchoHTML, EchoHTMLHex, EchoJSONUnicode, EchoJSONString,
-	EchoBase64, EchoBase64URL}
+	EchoBase64, EchoBase64URL, EchoHex, EchoUpper, EchoZeroWidth}
 
 // Encode writes s in the form f.
 func (f EchoForm) Encode(s string) string {
@@ -74,7 +82,13 @@ func (f EchoForm) Encode(s string) string {
 	case EchoBase64:
 		return base64.StdEncoding.EncodeToString([]byte(s))
 	case EchoBase64URL:
-		return base64.URLEncoding.EncodeToString([]byte(s))
+		return base64.RawURLEncoding.EncodeToString([]byte(s))
+	case EchoHex:
+		return hex.EncodeToString([]byte(s))
+	case EchoUpper:
+		return strings.ToUpper(s)
+	case EchoZeroWidth:
+		return strings.Join(strings.Split(s, ""), "\u200b")
 	case EchoJSONString:
 		var out bytes.Buffer
 		json.NewEncoder(&out).Encode(s)

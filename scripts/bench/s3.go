@@ -97,10 +97,12 @@ func benchS3(sno, iso, config, tmp string, rounds int) {
 		for i := range cases {
 			c := cases[(round+i)%len(cases)]
 			if c == storeCase {
-				c.runs = append(c.runs, timed(func() { concurrently(s3Clients, getObject) }))
+				r, cpu := timedCPU(peer.Pid(), 0, func() { concurrently(s3Clients, getObject) })
+				c.runs, c.cpu = append(c.runs, r), append(c.cpu, cpu)
 				continue
 			}
-			c.runs = append(c.runs, timed(func() { downloadConcurrently(c.url, s3Clients) }))
+			r, cpu := timedCPU(peer.Pid(), c.pid, func() { downloadConcurrently(c.url, s3Clients) })
+			c.runs, c.cpu = append(c.runs, r), append(c.cpu, cpu)
 		}
 		serveCase.ratios = append(serveCase.ratios, ratio(serveCase.runs[round], peerCase.runs[round]))
 		storeCase.ratios = append(storeCase.ratios, ratio(storeCase.runs[round], peerCase.runs[round]))
@@ -118,6 +120,10 @@ func benchS3(sno, iso, config, tmp string, rounds int) {
 	fmt.Printf("| SeaweedFS alone: %d concurrent GetObject of the base ISO, signed by the AWS SDK, no serve (%.2f GB/s): "+
 		"the floor of serving from this store | %v | %s vs nginx | |\n",
 		s3Clients, float64(s3Clients)*float64(st.Size())/o.wall.Seconds()/1e9, o.wall.Round(time.Millisecond), ratioRange(storeCase.ratios))
+	gib := total / (1 << 30)
+	sv, so := medianSplit(serveCase.cpu), medianSplit(storeCase.cpu)
+	fmt.Printf("\nCPU time per GiB delivered, medians of the rounds (the store's own is not counted): serve %v and its clients %v; "+
+		"the SDK's GetObjects straight from the store %v.\n", perGiB(sv.between, gib), perGiB(sv.clients, gib), perGiB(so.clients, gib))
 }
 
 // setenv sets this process's environment variables from NAME=VALUE pairs, for the commands
