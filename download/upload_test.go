@@ -294,8 +294,10 @@ func uploadProgressRises(t *testing.T, store *s3test.Store) {
 	if heard.total != size {
 		t.Errorf("Start heard a total of %d, want %d", heard.total, size)
 	}
-	if len(heard.seen) < 2 {
-		t.Fatalf("heard %d updates of a 4-part upload: %v", len(heard.seen), heard.seen)
+	// Parts finish in any order: a late count below one already heard is dropped, so there
+	// may be fewer updates than parts, but never none.
+	if len(heard.seen) == 0 {
+		t.Fatal("heard no update of a 4-part upload")
 	}
 	for i := 1; i < len(heard.seen); i++ {
 		if heard.seen[i] < heard.seen[i-1] {
