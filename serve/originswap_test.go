@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,15 +54,8 @@ func TestOriginReplacedMidResponse(t *testing.T) {
 	gate, stopped := make(chan struct{}), make(chan struct{})
 	oldPath := store.path
 	store.set(oldPath, `"object-v1"`, func(w http.ResponseWriter, r *http.Request) {
-		f, err := os.Open(oldPath)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		defer f.Close()
-		w.Header().Set("ETag", `"object-v1"`)
 		gw := &gatedResponse{ResponseWriter: w, left: 64 << 10, gate: gate, stopped: stopped}
-		http.ServeContent(gw, r, "", time.Time{}, f)
+		serveObjectFile(gw, r, oldPath, `"object-v1"`, time.Time{})
 	})
 	resp, err := http.Get(h.url + h.path("/a.iso"))
 	if err != nil {
@@ -120,14 +112,7 @@ func TestOriginReplacedThenSilent(t *testing.T) {
 				return
 			}
 		}
-		f, err := os.Open(newISO)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		defer f.Close()
-		w.Header().Set("ETag", `"object-v2"`)
-		http.ServeContent(w, r, "", time.Time{}, f)
+		serveObjectFile(w, r, newISO, `"object-v2"`, time.Time{})
 	})
 
 	// Every answer below comes while the origin is silent (released only after them); the
