@@ -13,11 +13,13 @@ import (
 // honours are read; later files replace earlier scalars and append to lists, as
 // coreos-installer reads its config files.
 func TestInstallerConfigFiles(t *testing.T) {
-	first, err := ParseInstallerConfig("a.yaml", []byte("dest-device: /dev/sda\nappend-karg: [nosmt]\nconsole: [\"ttyS0,115200n8\"]\ncopy-network: true\n"))
+	first, err := ParseInstallerConfig("a.yaml",
+		[]byte("dest-device: /dev/sda\nappend-karg: [nosmt]\nconsole: [\"ttyS0,115200n8\"]\ncopy-network: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := ParseInstallerConfig("b.yaml", []byte("dest-device: /dev/disk/by-id/wwn-1\nappend-karg:\n  - mitigations=off\ndelete-karg: [quiet]\n"))
+	second, err := ParseInstallerConfig("b.yaml",
+		[]byte("dest-device: /dev/disk/by-id/wwn-1\nappend-karg:\n  - mitigations=off\ndelete-karg: [quiet]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,8 @@ func TestInstallerConfigErrors(t *testing.T) {
 		{"dest-devise: /dev/sda\n", `unknown key "dest-devise"`, "dest-device", false},
 		{"append-kargs: [a]\n", `did you mean "append-karg"?`, "append-karg", false},
 		{"zzz: 1\n", `unknown key "zzz"`, "", false},
-		{"ignition-url: https://x/y.ign\n", "ignition-url is not honoured by sno-iso's install-to-disk: the installed node boots the master", "", true},
+		{"ignition-url: https://x/y.ign\n",
+			"ignition-url is not honoured by sno-iso's install-to-disk: the installed node boots the master", "", true},
 		{"save-partlabel: [data]\n", "save-partlabel is not honoured", "", true},
 		{"image-url: https://x/y.raw.xz\n", "start from a live ISO of the release to install", "", true},
 		{"append-karg: nosmt\n", "line 1: append-karg: want a list of strings", "", false},

@@ -26,13 +26,21 @@ const (
 
 	installToDiskScriptMode = 0o555
 
+	// InstallScriptFailedStatus is install-to-disk.sh's exit status when a pre- or
+	// post-install script fails. The unit does not restart on it: like coreos-installer,
+	// a failed install script ends the install (no retry, no reboot), where a restart would
+	// run the scripts and write the disk again.
+	InstallScriptFailedStatus = 90
+
 	// ServiceRecordScriptPath is the installer's library that records the stages of the
 	// bootstrap services, which `openshift-install gather bootstrap` collects.
 	ServiceRecordScriptPath = "/usr/local/bin/bootstrap-service-record.sh"
 )
 
 // RenderInstallToDiskUnit returns install-to-disk.service. It is the installer's unit plus
-// an [Install] section, without which enabling it through Ignition does nothing.
+// an [Install] section, without which enabling it through Ignition does nothing, and
+// RestartPreventExitStatus, so that a failed install script ends the install: Restart=
+// still retries other failures.
 func RenderInstallToDiskUnit() string {
 	return `[Unit]
 Description=Install to disk
@@ -46,6 +54,7 @@ WorkingDirectory=/opt/openshift
 ExecStart=` + InstallToDiskScriptPath + `
 Restart=on-failure
 RestartSec=5s
+RestartPreventExitStatus=` + fmt.Sprint(InstallScriptFailedStatus) + `
 
 [Install]
 WantedBy=multi-user.target
@@ -146,20 +155,22 @@ func installerCommand(inst Installation) string {
 const installScriptRunner = "run_install_script"
 
 // installScriptFunction runs the user's pre- and post-install scripts (coreos-installer's
-// --pre-install and --post-install). A failing script stops the install there, with a line
-// in the unit's journal; the unit's Restart= tries again, from the pre-install scripts.
-const installScriptFunction = `
-# run_install_script KIND SCRIPT: run a pre- or post-install script; its failure stops the install.
+// --pre-install and --post-install). A failing script ends the install there, with a line
+// in the unit's journal naming it, and InstallScriptFailedStatus, on which the unit does not
+// restart; the unit's failure report (progress hooks) carries that journal line.
+var installScriptFunction = fmt.Sprintf(`
+# run_install_script KIND SCRIPT: run a pre- or post-install script; its failure ends the install
+# with exit status %[1]d, on which install-to-disk.service does not restart.
 run_install_script() {
 	local status=0
 	echo "Running $1-install script $2"
 	"$2" || status=$?
 	if [ "${status}" -ne 0 ]; then
 		echo "The $1-install script $2 failed with exit status ${status}: the install stops here" >&2
-		exit "${status}"
+		exit %[1]d
 	fi
 }
-`
+`, InstallScriptFailedStatus)
 
 // wipeFunction frees the target disk of what a previous OS left on it. Holders are
 // released topmost first (lsblk lists a stacked device after its parent), but only the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,7 @@ func TestInstallToDiskUnitGolden(t *testing.T) {
 		"Requires=bootkube.service", "Wants=bootkube.service", "After=bootkube.service",
 		"ConditionPathExists=!/opt/openshift/.install-to-disk.done", "WorkingDirectory=/opt/openshift",
 		"ExecStart=/usr/local/bin/install-to-disk.sh", "Restart=on-failure", "RestartSec=5s",
+		"RestartPreventExitStatus=" + strconv.Itoa(InstallScriptFailedStatus),
 		"[Install]", "WantedBy=multi-user.target",
 	} {
 		if !strings.Contains(unit, line+"\n") {

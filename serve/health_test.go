@@ -143,7 +143,7 @@ func TestReadyFollowsTheOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.set(garbage, `"object-v2"`, nil)
-	ready(503, "changed at its origin and the new version cannot be served")
+	h.waitReason("changed at its origin and the new version cannot be served")
 	// Meanwhile the nodes' media are 503 with Retry-After, not 500 or 502.
 	if resp, body := h.get("/a.iso"); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("/a.iso while the origin's new version cannot be served: %d %s", resp.StatusCode, body)

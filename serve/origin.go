@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/sno-iso/sno-iso/isobuilder"
 	"github.com/sno-iso/sno-iso/origin"
@@ -112,23 +111,16 @@ func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
 	return nil
 }
 
-// reopenOriginLocked parses the object that replaced the ISO at its origin; the old version
-// is closed when its last request ends. When the new one cannot be served now, the old is
-// gone at the origin all the same: the server is not ready, and the new version is opened in
-// the background as at start (503 with Retry-After meanwhile). Called with s.mu held.
+// reopenOriginLocked retires the version the origin replaced (closed when its last request
+// ends) and opens the new one in the background, as at start: the server is not ready and
+// answers 503 with Retry-After until it is open. The origin is not read here: s.mu is held,
+// and every request, probe and access-log line would wait on it.
 func (s *Server) reopenOriginLocked() error {
-	next, err := openISO(s.ctx, s.cfg.ISO, s.cfg.Origin)
+	s.log.Printf("%s changed at the origin: opening the new version", s.iso.path)
 	s.retireLocked(s.iso)
-	if err != nil {
-		err = fmt.Errorf("the ISO changed at its origin and the new version cannot be served: %w", err)
-		s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)
-		s.iso = nil
-		s.opening = &originOpening{err: err, failures: 1, next: time.Now().Add(originRetryBase)}
-		s.closing.Add(1)
-		go s.openOrigin(nil, nil, originRetryBase)
-		return s.opening.unavailable()
-	}
-	s.log.Printf("%s changed at the origin: serving the new version", next.path)
-	s.iso = next
-	return nil
+	s.iso = nil
+	s.opening = &originOpening{changed: true, attempted: make(chan struct{})}
+	s.closing.Add(1)
+	go s.openOrigin(nil, nil, 0)
+	return reopenStarted{s.opening.unavailable()}
 }

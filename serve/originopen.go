@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/httpsem"
@@ -28,7 +30,23 @@ type originOpening struct {
 	err      error     // of the last attempt; nil while the first one runs
 	failures int       // attempts failed in a row
 	next     time.Time // when the next attempt starts
+	changed  bool      // the origin replaced the version that was open
+	// attempted is closed once the first attempt ended (nil at start): the request that
+	// found the new version waits for it, outside Server.mu.
+	attempted chan struct{}
 }
+
+// errReopenStarted marks the answer of the request that found the ISO replaced at its origin
+// and started opening the new version: it waits for that (awaitReopen), the others get 503.
+var errReopenStarted = errors.New("started opening the new version")
+
+// reopenStarted is the 503 of the request that started opening the new version: its text
+// is the 503's, and it is errReopenStarted too.
+type reopenStarted struct{ err error }
+
+func (e reopenStarted) Error() string        { return e.err.Error() }
+func (e reopenStarted) Unwrap() error        { return e.err }
+func (e reopenStarted) Is(target error) bool { return target == errReopenStarted }
 
 // ErrOriginNotOpen says the ISO's origin has not answered with a servable ISO yet.
 var ErrOriginNotOpen = errors.New("the ISO at its origin is not open yet")
@@ -37,6 +55,9 @@ var ErrOriginNotOpen = errors.New("the ISO at its origin is not open yet")
 // when the next attempt is due.
 func (o *originOpening) unavailable() error {
 	err := fmt.Errorf("%w: opening it (first attempt)", ErrOriginNotOpen)
+	if o.changed {
+		err = fmt.Errorf("%w: it changed at its origin; opening the new version", ErrOriginNotOpen)
+	}
 	if o.err != nil {
 		err = fmt.Errorf("%w (attempt %d failed, next in %s): %w", ErrOriginNotOpen, o.failures,
 			max(time.Until(o.next), 0).Round(time.Second), o.err)
@@ -88,6 +109,15 @@ func (s *Server) startOrigin() error {
 // reason is logged once, not at every attempt or probe.
 func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait time.Duration) {
 	defer s.closing.Done()
+	s.mu.Lock()
+	attempted := s.opening.attempted
+	s.mu.Unlock()
+	endAttempt := sync.OnceFunc(func() {
+		if attempted != nil {
+			close(attempted)
+		}
+	})
+	defer endAttempt() // on success, once s.iso is set
 	for attempt := 0; ; attempt++ {
 		if wait > 0 && !s.waitOriginRetry(wait) {
 			return
@@ -95,7 +125,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 		iso, err := s.attemptOrigin()
 		if err == nil {
 			s.mu.Lock()
-			closed := s.closed
+			closed, changed := s.closed, s.opening.changed
 			if !closed {
 				s.iso, s.opening = iso, nil
 			}
@@ -104,6 +134,8 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 			case closed:
 				iso.close()
 			case attempt == 0 && tell(first, waited, nil):
+			case changed:
+				s.log.Printf("ready: %s changed at the origin: serving the new version", iso.path)
 			default:
 				s.log.Printf("ready: %s answers now", iso.path)
 			}
@@ -119,11 +151,15 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 			return
 		}
 		o := s.opening
+		if o.changed {
+			err = fmt.Errorf("the ISO changed at its origin and the new version cannot be served: %w", err)
+		}
 		logged := o.err != nil && o.err.Error() == err.Error()
 		o.failures++
 		wait = httpsem.Backoff(originRetryBase, originRetryLimit, o.failures)
 		o.err, o.next = err, time.Now().Add(wait)
 		s.mu.Unlock()
+		endAttempt()
 		if !logged {
 			s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)
 		}
@@ -182,5 +218,28 @@ func (s *Server) wakeOrigin() {
 	select {
 	case s.originWake <- struct{}{}:
 	default:
+	}
+}
+
+// awaitReopen waits, at most until ctx ends, for the first attempt at opening a version that
+// replaced the ISO at its origin; it starts that attempt if none did yet. Server.mu is not
+// held while waiting: other requests get 503 meanwhile.
+func (s *Server) awaitReopen(ctx context.Context) {
+	if iso, err := s.acquireISO(); err == nil {
+		s.releaseISO(iso)
+		return
+	}
+	s.mu.Lock()
+	var attempted chan struct{}
+	if s.opening != nil {
+		attempted = s.opening.attempted
+	}
+	s.mu.Unlock()
+	if attempted == nil {
+		return
+	}
+	select {
+	case <-attempted:
+	case <-ctx.Done():
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
+	"github.com/sno-iso/sno-iso/origin"
 )
 
 // gatedResponse stops after left body bytes, flushed, until gate is closed: the origin is
@@ -52,15 +54,8 @@ func TestOriginReplacedMidResponse(t *testing.T) {
 	gate, stopped := make(chan struct{}), make(chan struct{})
 	oldPath := store.path
 	store.set(oldPath, `"object-v1"`, func(w http.ResponseWriter, r *http.Request) {
-		f, err := os.Open(oldPath)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		defer f.Close()
-		w.Header().Set("ETag", `"object-v1"`)
 		gw := &gatedResponse{ResponseWriter: w, left: 64 << 10, gate: gate, stopped: stopped}
-		http.ServeContent(gw, r, "", time.Time{}, f)
+		serveObjectFile(gw, r, oldPath, `"object-v1"`, time.Time{})
 	})
 	resp, err := http.Get(h.url + h.path("/a.iso"))
 	if err != nil {
@@ -86,5 +81,86 @@ func TestOriginReplacedMidResponse(t *testing.T) {
 	next, body := h.get("/a.iso")
 	if next.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) || next.Header.Get("ETag") == resp.Header.Get("ETag") {
 		t.Errorf("after the change: %d, ETag %s (was %s)", next.StatusCode, next.Header.Get("ETag"), resp.Header.Get("ETag"))
+	}
+}
+
+// An object replaced at the origin whose new version does not answer: the server does not
+// wait on the origin while it opens it. /healthz and /readyz (503 with the reason) and the
+// nodes' media (503 with Retry-After) answer while the origin is still silent, and the server
+// serves the new version once the origin answers.
+func TestOriginReplacedThenSilent(t *testing.T) {
+	store := newObjectStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
+	h := newHarness(t, store.path, map[string]string{"a": configA}, func(c *testSetup) {
+		c.ISO = store.url()
+		c.Origin = origin.Options{IdleTimeout: time.Hour} // the reopen stalls until released
+	})
+	h.srv.originCheckEvery = 0 // every probe asks the origin
+	h.waitReady()
+
+	newISO := fixtures.File(t, "embed-areas-2021-12.iso")
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	var asked atomic.Int32
+	store.set(newISO, `"object-v2"`, func(w http.ResponseWriter, r *http.Request) {
+		// The first request after the swap (the readiness probe's check) finds the new
+		// version; the next ones, the opening of that version, stall until released.
+		if asked.Add(1) > 1 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		serveObjectFile(w, r, newISO, `"object-v2"`, time.Time{})
+	})
+
+	// Every answer below comes while the origin is silent (released only after them); the
+	// client's deadline only bounds a server that would wait on the origin.
+	client := &http.Client{Timeout: 20 * time.Second}
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		resp, err := client.Get(h.url + path)
+		if err != nil {
+			t.Fatalf("GET %s while the origin's new version is silent: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, body := get(ReadyPath)
+		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(body, "changed at its origin; opening the new version") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never said the ISO is being opened again; last: %d %s", ReadyPath, resp.StatusCode, body)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); asked.Load() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the new version is not being opened (%d requests to the origin)", asked.Load())
+		}
+	}
+	if resp, body := get(HealthPath); resp.StatusCode != http.StatusOK {
+		t.Errorf("%s while the origin is silent: %d %s", HealthPath, resp.StatusCode, body)
+	}
+	if resp, body := get(ReadyPath); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "opening the new version") {
+		t.Errorf("%s while the origin is silent: %d %s", ReadyPath, resp.StatusCode, body)
+	}
+	if resp, body := get(h.path("/a.iso")); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("/a.iso while the origin is silent: %d, Retry-After %q (%s)", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	select {
+	case <-release:
+		t.Fatal("the origin was released before the answers above")
+	default:
+	}
+
+	once.Do(func() { close(release) })
+	h.waitReady()
+	h.iso = newISO
+	if resp, body := h.get("/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) {
+		t.Errorf("/a.iso once the origin answers: %d, the new version's bytes: %v", resp.StatusCode, bytes.Equal(body, h.want(configA)))
 	}
 }

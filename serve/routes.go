@@ -47,9 +47,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = s.serve(lw, r)
-	if errors.Is(err, origin.ErrChanged) && !lw.wroteHeader {
-		// The object was replaced at the origin before this answer sent a byte: answer from
-		// the new version, which acquireISO opens, rather than fail the client.
+	if (errors.Is(err, origin.ErrChanged) || errors.Is(err, errReopenStarted)) && !lw.wroteHeader {
+		// This request found the object replaced at the origin before it sent a byte: answer
+		// from the new version, opened in the background, rather than fail the client.
+		s.awaitReopen(r.Context())
 		err = s.serve(lw, r)
 	}
 	if errors.Is(err, ErrSourceChanged) || errors.Is(err, origin.ErrChanged) {

@@ -77,7 +77,8 @@ func TestRanges(t *testing.T) {
 		{"bytes=-500", [][2]int64{{size - 500, size - 1}}, 206},
 		{fmt.Sprintf("bytes=%d-", size-100), [][2]int64{{size - 100, size - 1}}, 206},
 		{fmt.Sprintf("bytes=%d-%d", size-10, size+1000), [][2]int64{{size - 10, size - 1}}, 206},
-		{fmt.Sprintf("bytes=0-0, %d-%d,-1", ignition-1, ignition+300000), [][2]int64{{0, 0}, {ignition - 1, ignition + 300000}, {size - 1, size - 1}}, 206},
+		{fmt.Sprintf("bytes=0-0, %d-%d,-1", ignition-1, ignition+300000),
+			[][2]int64{{0, 0}, {ignition - 1, ignition + 300000}, {size - 1, size - 1}}, 206},
 		{fmt.Sprintf("BYTES=5-9,%d-", size+5), [][2]int64{{5, 9}}, 206}, // an unsatisfiable one among others is dropped
 		{"items=0-10", nil, 200},
 		{"bytes=0-" + strconv.FormatInt(size-1, 10) + ",0-10", nil, 200}, // more bytes than the file: the file
@@ -241,7 +242,8 @@ func TestDatesValidateOnlyTheISOsBytes(t *testing.T) {
 	h.writeNode("a", configB)
 	changed, _ := h.get("/a.iso")
 	if changed.Header.Get("ETag") == node.Header.Get("ETag") || changed.Header.Get("Last-Modified") != lastModified {
-		t.Errorf("after the node changed: ETag %s (was %s), Last-Modified %s (was %s)", changed.Header.Get("ETag"), node.Header.Get("ETag"), changed.Header.Get("Last-Modified"), lastModified)
+		t.Errorf("after the node changed: ETag %s (was %s), Last-Modified %s (was %s)", changed.Header.Get("ETag"), node.Header.Get("ETag"),
+			changed.Header.Get("Last-Modified"), lastModified)
 	}
 }
 
@@ -332,9 +334,11 @@ func TestBrokenNode(t *testing.T) {
 	// The client is told what kind of problem it is; the log, and only the log, says where
 	// and what.
 	for path, want := range map[string]struct{ body, log []string }{
-		"/broken.iso":         {[]string{"cannot be used"}, []string{"node broken", filepath.Join(h.nodes, "broken", testConfig), "broken on purpose"}},
-		"/broken/initrd.img":  {[]string{"cannot be used"}, []string{"node broken", "broken on purpose"}},
-		"/empty.iso":          {[]string{"a file of the node cannot be read"}, []string{"node empty", filepath.Join(h.nodes, "empty", testConfig), "no such file"}},
+		"/broken.iso": {[]string{"cannot be used"},
+			[]string{"node broken", filepath.Join(h.nodes, "broken", testConfig), "broken on purpose"}},
+		"/broken/initrd.img": {[]string{"cannot be used"}, []string{"node broken", "broken on purpose"}},
+		"/empty.iso": {[]string{"a file of the node cannot be read"},
+			[]string{"node empty", filepath.Join(h.nodes, "empty", testConfig), "no such file"}},
 		"/broken-minimal.iso": {[]string{"cannot be used"}, []string{"node broken"}},
 	} {
 		resp, body := h.get(path)
@@ -369,7 +373,9 @@ func TestPXE(t *testing.T) {
 		"/a/rootfs.img": h.pxeBytes("rootfs.img"),
 		"/rootfs.img":   h.pxeBytes("rootfs.img"),
 		"/a/boot.ipxe": []byte("#!ipxe\n# Single Node OpenShift live boot, written by sno-iso pxe build.\n" +
-			"kernel http://192.0.2.1:8080" + h.path("/a/vmlinuz") + " initrd=main mitigations=auto,nosmt ignition.firstboot ignition.platform.id=metal coreos.live.rootfs_url=http://192.0.2.1:8080" + h.path("/a/rootfs.img") + "\n" +
+			"kernel http://192.0.2.1:8080" + h.path("/a/vmlinuz") +
+			" initrd=main mitigations=auto,nosmt ignition.firstboot ignition.platform.id=metal coreos.live.rootfs_url=http://192.0.2.1:8080" +
+			h.path("/a/rootfs.img") + "\n" +
 			"initrd --name main http://192.0.2.1:8080" + h.path("/a/initrd.img") + "\nboot\n"),
 	} {
 		resp, body := h.get(path)
@@ -513,7 +519,8 @@ func TestISOReplaced(t *testing.T) {
 	// A broken replacement is an error naming it, not a crash or stale bytes.
 	os.WriteFile(h.iso+".tmp", []byte("not an ISO"), 0o644)
 	os.Rename(h.iso+".tmp", h.iso)
-	if resp, body := h.get("/a.iso"); resp.StatusCode != 500 || strings.Contains(string(body), h.iso) || !strings.Contains(h.log.String(), h.iso) {
+	if resp, body := h.get("/a.iso"); resp.StatusCode != 500 || strings.Contains(string(body), h.iso) ||
+		!strings.Contains(h.log.String(), h.iso) {
 		t.Errorf("after replacing the ISO by garbage: %d %q, the path in the log only:\n%s", resp.StatusCode, body, h.log.String())
 	}
 }

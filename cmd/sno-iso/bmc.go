@@ -169,7 +169,8 @@ func resolveBMCTarget(c *cli.Context) (*bmcTarget, error) {
 		}
 		return nil, errors.New(msg)
 	}
-	if t.creds, t.credentialsFrom, err = bmcCredentials(credentialsFile, nodeCredentials, nodeCredentialsFrom, nodeDirectory, c.App.ErrWriter); err != nil {
+	t.creds, t.credentialsFrom, err = bmcCredentials(credentialsFile, nodeCredentials, nodeCredentialsFrom, nodeDirectory, c.App.ErrWriter)
+	if err != nil {
 		return nil, err
 	}
 	return t, nil

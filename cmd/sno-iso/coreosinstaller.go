@@ -36,7 +36,8 @@ func isDropIn(c *cli.Context) bool { return c.App.Name == dropInName }
 
 // dropInProvides is what the drop-in provides, for help and for the commands it does not.
 const dropInProvides = "iso ignition embed|show|remove, iso kargs modify|reset|show, iso network embed|extract|remove, " +
-	"iso reset, iso extract pxe|minimal-iso, iso customize and pxe customize (single node), pxe ignition wrap|unwrap, download and dev show iso"
+	"iso reset, iso extract pxe|minimal-iso, iso customize and pxe customize (single node), pxe ignition wrap|unwrap, " +
+	"download and dev show iso"
 
 // newDropInApp is sno-iso's application, with its settings and error handling, under
 // coreos-installer's name and with coreos-installer's commands.

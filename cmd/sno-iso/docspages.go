@@ -16,7 +16,8 @@ const (
 )
 
 // generatedNote says where a generated page comes from and how to write it again.
-const generatedNote = "<!-- Generated from %s by `go test ./cmd/sno-iso -run TestGeneratedDocs -update-docs`: edit that, not this page. -->\n\n"
+const generatedNote = "<!-- Generated from %s by `go test ./cmd/sno-iso -run TestGeneratedDocs -update-docs`: " +
+	"edit that, not this page. -->\n\n"
 
 // needsText says what an example needs besides files, for the examples page.
 var needsText = map[exampleNeed]string{

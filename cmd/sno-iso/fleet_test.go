@@ -393,7 +393,8 @@ func runFleet(t *testing.T, f *fleetScenario) {
 	for range 6 {
 		resp, body, err := c.get(aISO)
 		if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, a2.iso) || resp.Header.Get("ETag") != etagA2 {
-			t.Errorf("after the change through the balancer: %v %v, ETag %s, the new bytes: %v", err, status(resp), header(resp, "ETag"), bytes.Equal(body, a2.iso))
+			t.Errorf("after the change through the balancer: %v %v, ETag %s, the new bytes: %v", err, status(resp), header(resp, "ETag"),
+				bytes.Equal(body, a2.iso))
 		}
 	}
 
@@ -450,7 +451,8 @@ func runFleet(t *testing.T, f *fleetScenario) {
 	// The logs (JSON lines) hold neither the origin's credentials nor a token.
 	for i, r := range replicas {
 		out := r.output()
-		hidden := append([]string{capability.Token(secret.Key, "a"), capability.Token(secret.Key, "b"), capability.Token(rotated.Key, "a"), capability.Token(final.Key, "a")}, f.hidden...)
+		hidden := append([]string{capability.Token(secret.Key, "a"), capability.Token(secret.Key, "b"), capability.Token(rotated.Key, "a"),
+			capability.Token(final.Key, "a")}, f.hidden...)
 		for _, h := range hidden {
 			if strings.Contains(out, h) {
 				t.Errorf("replica %d logged %s:\n%s", i, h, out)

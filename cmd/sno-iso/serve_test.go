@@ -186,7 +186,8 @@ func TestServeMatchesBuild(t *testing.T) {
 		t.Errorf("%s has SHA-256 %s, build wrote %s", urls["iso"], got, want)
 	}
 	minimal := filepath.Join(out, "minimal.iso")
-	mustSno(t, nil, "build", "--minimal", "--rootfs-url", urls["pxe-dir"]+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "-o", minimal)
+	mustSno(t, nil, "build", "--minimal", "--rootfs-url", urls["pxe-dir"]+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg,
+		"-o", minimal)
 	if got, want := s.sha(t, strings.TrimPrefix(urls["minimal-iso"], s.url)), fileSHA(t, minimal); got != want {
 		t.Errorf("%s has SHA-256 %s, build --minimal wrote %s", urls["minimal-iso"], got, want)
 	}
@@ -225,8 +226,8 @@ func TestServeGrowEmbedAreaMatchesBuild(t *testing.T) {
 		t.Errorf("%s has SHA-256 %s, build --grow-embed-area wrote %s", urls["iso"], got, want)
 	}
 	minimal := filepath.Join(out, "minimal.iso")
-	mustSno(t, nil, "build", "--minimal", "--rootfs-url", urls["pxe-dir"]+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg, "--grow-embed-area",
-		"-o", minimal)
+	mustSno(t, nil, "build", "--minimal", "--rootfs-url", urls["pxe-dir"]+"/rootfs.img", "--iso", iso, "--ignition", ign, "--config", cfg,
+		"--grow-embed-area", "-o", minimal)
 	if got, want := s.sha(t, strings.TrimPrefix(urls["minimal-iso"], s.url)), fileSHA(t, minimal); got != want {
 		t.Errorf("%s has SHA-256 %s, build --minimal --grow-embed-area wrote %s", urls["minimal-iso"], got, want)
 	}
@@ -296,15 +297,18 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--prepare-timeout", "0s"}, 2, []string{"--prepare-timeout must be positive"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--write-timeout", "-1s"}, 2, []string{"--write-timeout must be positive"}},
 		// Served media are customizations of the pristine ISO, as build's are.
-		{[]string{"serve", "--iso", customized, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1, []string{customized, "embedded customizations", "sno-iso reset", "pristine ISO"}},
+		{[]string{"serve", "--iso", customized, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1,
+			[]string{customized, "embedded customizations", "sno-iso reset", "pristine ISO"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "8080"}, 2, []string{"HOST:PORT"}},
 		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", iso}, 2, []string{"--tls-key"}},
-		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--secret-file", filepath.Join(t.TempDir(), "none")}, 1, []string{"none", "rotate-secret --secret-file"}},
+		{[]string{"serve", "--iso", iso, "--nodes", t.TempDir(), "--listen", "127.0.0.1:0", "--secret-file",
+			filepath.Join(t.TempDir(), "none")}, 1, []string{"none", "rotate-secret --secret-file"}},
 		{[]string{"serve", "urls", "--nodes", t.TempDir()}, 1, []string{capability.SecretFileName, "start sno-iso serve"}},
 		{[]string{"serve", "rotate-secret"}, 2, []string{"--nodes or --secret-file"}},
 		{[]string{"serve", "--iso", iso, "--nodes", filepath.Join(t.TempDir(), "none"), "--listen", "127.0.0.1:0"}, 1, []string{"none"}},
 		{[]string{"serve", "--iso", iso, "--nodes", iso, "--listen", "127.0.0.1:0"}, 1, []string{"not a directory"}},
-		{[]string{"serve", "--iso", fixtures.File(t, "synthetic.iso"), "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1, []string{"synthetic.iso"}},
+		{[]string{"serve", "--iso", fixtures.File(t, "synthetic.iso"), "--nodes", t.TempDir(), "--listen", "127.0.0.1:0"}, 1,
+			[]string{"synthetic.iso"}},
 	} {
 		r := sno(t, nil, tt.args...)
 		if r.code != tt.code {
@@ -334,12 +338,14 @@ func TestServeTLSAndRotation(t *testing.T) {
 		t.Errorf("GET %s over TLS: %d, not what build wrote", old["iso"], resp.StatusCode)
 	}
 	// The node's own rootfs URL, under its capability path.
-	if resp, body := s.get(t, old["minimal-iso"]); resp.StatusCode != 200 || !bytes.Contains(body, []byte("coreos.live.rootfs_url="+old["pxe-dir"]+"/rootfs.img")) ||
+	if resp, body := s.get(t, old["minimal-iso"]); resp.StatusCode != 200 ||
+		!bytes.Contains(body, []byte("coreos.live.rootfs_url="+old["pxe-dir"]+"/rootfs.img")) ||
 		bytes.Contains(body, []byte(s.url+"/rootfs.img")) {
 		t.Errorf("GET %s: %d, its rootfs URL is not %s/rootfs.img", old["minimal-iso"], resp.StatusCode, old["pxe-dir"])
 	}
 
-	if r := sno(t, nil, "serve", "rotate-secret", "--nodes", nodes, "--grace", "0s"); r.code != 0 || !strings.Contains(string(r.stderr), "the old URLs work until") {
+	if r := sno(t, nil, "serve", "rotate-secret", "--nodes", nodes, "--grace", "0s"); r.code != 0 ||
+		!strings.Contains(string(r.stderr), "the old URLs work until") {
 		t.Errorf("rotate-secret said %q", r.stderr)
 	}
 	fresh := s.urls(t, nodes, "sno")
@@ -353,7 +359,8 @@ func TestServeTLSAndRotation(t *testing.T) {
 		t.Errorf("the URL of the new secret: %d", resp.StatusCode)
 	}
 	// The minimal ISO of the new secret fetches its rootfs under the new token.
-	if resp, body := s.get(t, fresh["minimal-iso"]); resp.StatusCode != 200 || !bytes.Contains(body, []byte("coreos.live.rootfs_url="+fresh["pxe-dir"]+"/rootfs.img")) ||
+	if resp, body := s.get(t, fresh["minimal-iso"]); resp.StatusCode != 200 ||
+		!bytes.Contains(body, []byte("coreos.live.rootfs_url="+fresh["pxe-dir"]+"/rootfs.img")) ||
 		bytes.Contains(body, []byte(s.url+"/rootfs.img")) {
 		t.Errorf("GET %s: %d, its rootfs URL is not %s/rootfs.img", fresh["minimal-iso"], resp.StatusCode, fresh["pxe-dir"])
 	}

@@ -245,7 +245,8 @@ func ratio(a, b run) float64 { return float64(a.wall) / float64(b.wall) }
 // intsFlag defines a flag of comma-separated integers.
 func intsFlag(name string, value []int, usage string) *[]int {
 	p := &value
-	flag.Func(name, fmt.Sprintf("%s (default %s)", usage, strings.Trim(strings.ReplaceAll(fmt.Sprint(value), " ", ","), "[]")), func(s string) error {
+	def := strings.Trim(strings.ReplaceAll(fmt.Sprint(value), " ", ","), "[]")
+	flag.Func(name, fmt.Sprintf("%s (default %s)", usage, def), func(s string) error {
 		var out []int
 		for f := range strings.SplitSeq(s, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
