@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -62,8 +63,9 @@ func IsURL(name string) bool {
 // IsS3 reports whether name is an s3:// URL.
 func IsS3(name string) bool { return strings.HasPrefix(name, "s3://") }
 
-// ParseS3URL splits s3://BUCKET/KEY. The key is taken as it is written (S3 keys are not
-// URL-escaped) and may hold slashes; neither part may be empty.
+// ParseS3URL splits s3://BUCKET/KEY. The key is everything after the bucket's slash, taken
+// as it is written, as the AWS CLI takes s3:// URIs: '#', '?', '%' and spaces are part of it,
+// and it may hold slashes; neither part may be empty.
 func ParseS3URL(name string) (bucket, key string, err error) {
 	rest, ok := strings.CutPrefix(name, "s3://")
 	if !ok {
@@ -76,16 +78,32 @@ func ParseS3URL(name string) (bucket, key string, err error) {
 	return bucket, key, nil
 }
 
+// S3RequestURL is the URL an HTTP request for the object s3://BUCKET/KEY (as ParseS3URL
+// reads it) carries to S3RoundTripper: the key escaped once, so that parsing it back gives
+// the key in URL.Path, whatever characters it holds.
+func S3RequestURL(name string) (string, error) {
+	bucket, key, err := ParseS3URL(name)
+	if err != nil {
+		return "", err
+	}
+	reqURL := (&url.URL{Scheme: "s3", Host: bucket, Path: "/" + key}).String()
+	if u, err := url.Parse(reqURL); err != nil || u.Host != bucket {
+		return "", fmt.Errorf("%w: %q is not a bucket name", ErrNotHTTP, bucket)
+	}
+	return reqURL, nil
+}
+
 // openS3 makes o's transport the S3 client's: its requests go to S3RoundTripper.
 func (o *Object) openS3(ctx context.Context, name string) error {
-	if _, _, err := ParseS3URL(name); err != nil {
+	reqURL, err := S3RequestURL(name)
+	if err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
 	client, err := NewS3Client(ctx, o.opts)
 	if err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
-	o.rawURL, o.s3 = name, true
+	o.rawURL, o.s3 = reqURL, true
 	o.client = &http.Client{Transport: S3RoundTripper(client)}
 	return nil
 }
@@ -133,7 +151,8 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	return client, nil
 }
 
-// S3RoundTripper sends GET requests for s3://BUCKET/KEY URLs as GetObject requests of
+// S3RoundTripper sends GET requests for s3://BUCKET/KEY URLs (made by S3RequestURL, the key
+// in URL.Path) as GetObject requests of
 // client, signed with its credentials, so that an HTTP client reads S3 objects as it reads a
 // web server: Range and If-Match go to S3 as they are; If-Range, which S3 lacks, is If-Match
 // (or If-Unmodified-Since for a date) and, when that fails, a second request for the whole
@@ -148,7 +167,8 @@ func (rt s3RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	bucket, key := req.URL.Host, strings.TrimPrefix(req.URL.Path, "/")
-	if req.Method != http.MethodGet || req.URL.Scheme != "s3" || bucket == "" || key == "" || req.URL.RawQuery != "" {
+	if req.Method != http.MethodGet || req.URL.Scheme != "s3" || bucket == "" || key == "" ||
+		req.URL.RawQuery != "" || req.URL.Fragment != "" {
 		return nil, fmt.Errorf("%w: only a GET of s3://BUCKET/KEY goes to S3", ErrNotHTTP)
 	}
 	in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}

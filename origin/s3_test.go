@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,6 +205,26 @@ func TestS3Origin(t *testing.T) {
 		})
 	}
 
+	t.Run("keys with URL characters", func(t *testing.T) {
+		// The key is what follows the bucket, as written: each of these names its own object,
+		// beside a decoy at the key an URL reading would take.
+		isolate(t)
+		st.Setenv(t, st.ReadOnly)
+		st.Put(t, "isos", "x", []byte("decoy: the key before '#' or '?'"))
+		st.Put(t, "isos", "a b.iso", []byte("decoy: the key %20 decodes to"))
+		for i, key := range []string{"x#1.iso", "x?y.iso", "a%20b.iso", "100%.iso", "dir/a b.iso", "%zz#?&=+.iso"} {
+			want := bytes.Repeat([]byte{byte('a' + i)}, 5000+i)
+			st.Put(t, "isos", key, want)
+			obj, err := Open(ctx, "s3://isos/"+key, s3Options(st))
+			if err != nil {
+				t.Fatalf("%q: %v", key, err)
+			}
+			if obj.String() != "s3://isos/"+key || !bytes.Equal(readAll(t, obj), want) {
+				t.Fatalf("s3://isos/%s (shown as %s) read another object than the key %q", key, obj, key)
+			}
+		}
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		isolate(t)
 		st.Setenv(t, st.Wrong)
@@ -287,7 +308,7 @@ func TestS3StoreStoppedMidStream(t *testing.T) {
 // FuzzParseS3URL: what ParseS3URL accepts is exactly s3://BUCKET/KEY with both parts, the
 // bucket without a slash, and the two parts make up the input again.
 func FuzzParseS3URL(f *testing.F) {
-	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y"} {
+	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y", "s3://b/100%.iso", "s3://b/a%20b c.iso"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -300,6 +321,18 @@ func FuzzParseS3URL(f *testing.F) {
 		}
 		if bucket == "" || key == "" || strings.Contains(bucket, "/") || "s3://"+bucket+"/"+key != name || !IsS3(name) {
 			t.Fatalf("%q split into bucket %q and key %q", name, bucket, key)
+		}
+		// The request URL carries the key back unchanged, with no query or fragment split off.
+		reqURL, err := S3RequestURL(name)
+		if err != nil {
+			if !errors.Is(err, ErrNotHTTP) {
+				t.Fatalf("%q: request URL error %v is not ErrNotHTTP", name, err)
+			}
+			return // a bucket that is no URL host
+		}
+		u, err := url.Parse(reqURL)
+		if err != nil || u.Scheme != "s3" || u.Host != bucket || u.Path != "/"+key || u.RawQuery != "" || u.Fragment != "" {
+			t.Fatalf("%q: request URL %q parses to %+v (%v), want bucket %q and key %q", name, reqURL, u, err, bucket, key)
 		}
 	})
 }
