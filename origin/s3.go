@@ -110,7 +110,7 @@ func (o *Object) openS3(ctx context.Context, name string) error {
 
 // NewS3Client is the client Open reads s3:// objects with, for other requests to the same
 // store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
-// opts.RootCAs trusted, connections and responses bounded by opts.IdleTimeout
+// opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections and responses bounded by opts.IdleTimeout
 // (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
 // or credentials are ErrNoRegion and ErrNoCredentials.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
@@ -120,7 +120,9 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 		tr.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
 		tr.MaxIdleConnsPerHost = 64
 		if opts.RootCAs != nil {
-			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+			// The SDK appends AWS_CA_BUNDLE into this pool: a copy keeps the caller's, which
+			// serve hands to every attempt, from growing and from changing under a transport.
+			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs.Clone(), MinVersion: tls.VersionTLS12}
 		}
 	})
 	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}

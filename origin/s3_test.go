@@ -3,6 +3,7 @@ package origin
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,6 +226,32 @@ func TestS3Origin(t *testing.T) {
 		}
 	})
 
+	t.Run("AWS_CA_BUNDLE beside RootCAs leaves the caller's pool alone", func(t *testing.T) {
+		// The SDK appends the bundle into the transport's pool; serve passes the same options
+		// to every attempt.
+		isolate(t)
+		st.Setenv(t, st.ReadOnly) // AWS_CA_BUNDLE is the store's CA
+		other := httptest.NewTLSServer(http.NotFoundHandler())
+		other.Close()
+		roots := x509.NewCertPool()
+		roots.AddCert(other.Certificate())
+		before := roots.Clone()
+		opts := s3Options(st)
+		opts.RootCAs = roots
+		for range 2 {
+			obj, err := Open(ctx, "s3://isos/rhcos/live.iso", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readAll(t, obj); !bytes.Equal(got, v1) {
+				t.Fatal("the object read back differs from the one stored")
+			}
+		}
+		if !roots.Equal(before) {
+			t.Fatal("opening with AWS_CA_BUNDLE changed the caller's Options.RootCAs")
+		}
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		isolate(t)
 		st.Setenv(t, st.Wrong)
@@ -308,7 +335,8 @@ func TestS3StoreStoppedMidStream(t *testing.T) {
 // FuzzParseS3URL: what ParseS3URL accepts is exactly s3://BUCKET/KEY with both parts, the
 // bucket without a slash, and the two parts make up the input again.
 func FuzzParseS3URL(f *testing.F) {
-	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y", "s3://b/100%.iso", "s3://b/a%20b c.iso"} {
+	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y",
+		"s3://b/100%.iso", "s3://b/a%20b c.iso"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
