@@ -157,9 +157,12 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 // in URL.Path) as GetObject requests of
 // client, signed with its credentials, so that an HTTP client reads S3 objects as it reads a
 // web server: Range and If-Match go to S3 as they are; If-Range, which S3 lacks, is If-Match
-// (or If-Unmodified-Since for a date) and, when that fails, a second request for the whole
-// object, as If-Range means. The answer is the store's own response; one with an error status
-// has the store's error code as its body. A request that got no answer is an error.
+// and, when that fails, a second request for the whole object, as If-Range means. S3 gives
+// every object an ETag, so a date in If-Range is not pinned: If-Unmodified-Since would also
+// pass for another version written up to that date, not only the one of that Last-Modified,
+// so a date gets the whole object, as If-Range allows a server that cannot check it. The
+// answer is the store's own response; one with an error status has the store's error code as
+// its body. A request that got no answer is an error.
 func S3RoundTripper(client *s3.Client) http.RoundTripper { return s3RoundTripper{client} }
 
 type s3RoundTripper struct{ client *s3.Client }
@@ -180,18 +183,18 @@ func (rt s3RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if m := req.Header.Get("If-Match"); m != "" {
 		in.IfMatch = &m
 	}
-	ifRange := req.Header.Get("If-Range")
+	ifRange, rangeIfMatch := req.Header.Get("If-Range"), false
 	if ifRange != "" && in.Range != nil {
-		if t, err := http.ParseTime(ifRange); err == nil {
-			in.IfUnmodifiedSince = &t
+		if _, err := http.ParseTime(ifRange); err == nil {
+			in.Range = nil
 		} else {
-			in.IfMatch = &ifRange
+			in.IfMatch, rangeIfMatch = &ifRange, true
 		}
 	}
 	resp, err := rt.get(req.Context(), in)
-	if err == nil && ifRange != "" && in.Range != nil && resp.StatusCode == http.StatusPreconditionFailed {
+	if err == nil && rangeIfMatch && resp.StatusCode == http.StatusPreconditionFailed {
 		resp.Body.Close()
-		in.Range, in.IfMatch, in.IfUnmodifiedSince = nil, nil, nil
+		in.Range, in.IfMatch = nil, nil
 		resp, err = rt.get(req.Context(), in)
 	}
 	if err != nil {
