@@ -48,8 +48,13 @@ var (
 	ErrNoRegion = errors.New("no AWS region set")
 	// ErrAccessDenied says the store refused the credentials or what they may do.
 	ErrAccessDenied = errors.New("access denied")
+	// ErrBadCredentials, an ErrAccessDenied, says the store does not accept the credentials
+	// themselves (unknown or expired keys, a wrong secret).
+	ErrBadCredentials = fmt.Errorf("%w: the store does not accept these credentials", ErrAccessDenied)
 	// ErrNotFound says the bucket or the key does not exist.
 	ErrNotFound = errors.New("no such bucket or key")
+	// ErrNoSuchBucket, an ErrNotFound, says the bucket does not exist.
+	ErrNoSuchBucket = fmt.Errorf("%w: no such bucket", ErrNotFound)
 	// ErrWrongRegion says the bucket lives in another region than the requests were signed for.
 	ErrWrongRegion = errors.New("the bucket is in another region")
 )
@@ -238,25 +243,48 @@ func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.
 	return &resp, nil
 }
 
+// S3ErrorKind is what an S3 store's error answer means, from its HTTP status and its error
+// code ("" when unknown): ErrWrongRegion, ErrBadCredentials, ErrAccessDenied,
+// ErrNoSuchBucket or ErrNotFound; nil for any other answer.
+func S3ErrorKind(status int, code string) error {
+	switch {
+	case status == http.StatusMovedPermanently || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" ||
+		code == "IllegalLocationConstraintException":
+		return ErrWrongRegion
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken":
+		return ErrBadCredentials
+	case code == "NoSuchBucket":
+		return ErrNoSuchBucket
+	case status == http.StatusForbidden || code == "AccessDenied":
+		return ErrAccessDenied
+	case status == http.StatusNotFound || code == "NoSuchKey":
+		return ErrNotFound
+	}
+	return nil
+}
+
+// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries; nil when err
+// holds no answer.
+func S3ErrorKindOf(err error) error {
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	code := ""
+	if apiErr := smithy.APIError(nil); errors.As(err, &apiErr) {
+		code = apiErr.ErrorCode()
+	}
+	return S3ErrorKind(re.HTTPStatusCode(), code)
+}
+
 // s3StatusError types an S3 store's error answer, whose body S3RoundTripper made its error
 // code.
 func (o *Object) s3StatusError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	code := string(b)
-	var kind error
-	switch {
-	case resp.StatusCode == http.StatusMovedPermanently || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" ||
-		code == "IllegalLocationConstraintException":
-		kind = ErrWrongRegion
-		if region := resp.Header.Get("X-Amz-Bucket-Region"); region != "" {
-			code += ", the bucket's region is " + region
-		}
-	case resp.StatusCode == http.StatusForbidden:
-		kind = ErrAccessDenied
-	case resp.StatusCode == http.StatusNotFound:
-		kind = ErrNotFound
-	default:
-		kind = ErrStatus
+	kind := cmp.Or(S3ErrorKind(resp.StatusCode, code), ErrStatus)
+	if region := resp.Header.Get("X-Amz-Bucket-Region"); kind == ErrWrongRegion && region != "" {
+		code += ", the bucket's region is " + region
 	}
 	return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w (%s)", kind, code)}
 }

@@ -305,8 +305,8 @@ func TestS3Origin(t *testing.T) {
 		st.Setenv(t, st.Wrong)
 		_, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
 		var oe *Error
-		if !errors.Is(err, ErrAccessDenied) || !errors.As(err, &oe) || oe.Status != http.StatusForbidden {
-			t.Fatalf("unknown keys: %v, want ErrAccessDenied with status 403", err)
+		if !errors.Is(err, ErrBadCredentials) || !errors.Is(err, ErrAccessDenied) || !errors.As(err, &oe) || oe.Status != http.StatusForbidden {
+			t.Fatalf("unknown keys: %v, want ErrBadCredentials (an ErrAccessDenied) with status 403", err)
 		}
 		if strings.Contains(err.Error(), st.Wrong.SecretAccessKey) || strings.Contains(err.Error(), "Signature=") {
 			t.Fatalf("the error shows a secret: %v", err)
@@ -318,8 +318,9 @@ func TestS3Origin(t *testing.T) {
 		}
 		st.Setenv(t, st.ReadOnly)
 		for _, name := range []string{"s3://isos/missing.iso", "s3://nobucket/rhcos/live.iso"} {
-			if _, err := Open(ctx, name, s3Options(st)); !errors.Is(err, ErrNotFound) {
-				t.Errorf("%s: %v, want ErrNotFound", name, err)
+			_, err := Open(ctx, name, s3Options(st))
+			if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrNoSuchBucket) != strings.Contains(name, "nobucket") {
+				t.Errorf("%s: %v, want ErrNotFound, and ErrNoSuchBucket for the missing bucket only", name, err)
 			}
 		}
 		plain := s3Options(st)

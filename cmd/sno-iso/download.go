@@ -380,13 +380,8 @@ func reachOrigin(c *cli.Context, f *download.Fetcher) error {
 
 // s3StatusAdvice names what an S3 store's error status means, for errorText's advice.
 func s3StatusAdvice(err error, status int) error {
-	switch status {
-	case http.StatusForbidden:
-		return fmt.Errorf("%w: %w", err, origin.ErrAccessDenied)
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: %w", err, origin.ErrNotFound)
-	case http.StatusMovedPermanently:
-		return fmt.Errorf("%w: %w", err, origin.ErrWrongRegion)
+	if kind := origin.S3ErrorKind(status, ""); kind != nil {
+		return fmt.Errorf("%w: %w", err, kind)
 	}
 	return err
 }
