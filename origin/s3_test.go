@@ -421,19 +421,9 @@ func TestS3WrongRegion(t *testing.T) {
 	isolate(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
-	var requests atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		w.Header().Set("X-Amz-Bucket-Region", "eu-west-1")
-		w.WriteHeader(http.StatusMovedPermanently)
-		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PermanentRedirect</Code>`+
-			`<Message>The bucket you are attempting to access must be addressed using the specified endpoint.</Message>`+
-			`<Bucket>isos</Bucket><Endpoint>isos.s3.eu-west-1.amazonaws.com</Endpoint></Error>`)
-	}))
-	defer srv.Close()
+	endpoint, requests := s3test.WrongRegion(t, "eu-west-1")
 	opts := smallOptions()
-	opts.S3 = S3Options{Endpoint: srv.URL, PathStyle: true, Region: "us-east-1"}
+	opts.S3 = S3Options{Endpoint: endpoint, PathStyle: true, Region: "us-east-1"}
 	_, err := Open(context.Background(), "s3://isos/rhcos/live.iso", opts)
 	var oe *Error
 	if !errors.Is(err, ErrWrongRegion) || !strings.Contains(err.Error(), "eu-west-1") || !errors.As(err, &oe) || oe.Status != 301 {

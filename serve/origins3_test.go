@@ -2,11 +2,8 @@ package serve
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
@@ -80,24 +77,14 @@ func TestS3Origin(t *testing.T) {
 
 // TestS3WrongRegionAtStart: a bucket in another region than the one serve signs for is a
 // mistake only a redeploy fixes: New fails, naming the bucket's region, after one request.
-// The store is AWS's documented answer (301 PermanentRedirect with x-amz-bucket-region).
 func TestS3WrongRegionAtStart(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-	var requests atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		w.Header().Set("X-Amz-Bucket-Region", "eu-west-1")
-		w.WriteHeader(http.StatusMovedPermanently)
-		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PermanentRedirect</Code>`+
-			`<Message>The bucket you are attempting to access must be addressed using the specified endpoint.</Message></Error>`)
-	}))
-	defer srv.Close()
+	endpoint, requests := s3test.WrongRegion(t, "eu-west-1")
 	_, err := New(Config{ISO: "s3://rhcos/rhcos-live.iso", NodesDir: t.TempDir(), Open: true,
-		Origin: origin.Options{S3: origin.S3Options{Endpoint: srv.URL, Region: "us-east-1", PathStyle: true}}})
+		Origin: origin.Options{S3: origin.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true}}})
 	if !errors.Is(err, origin.ErrWrongRegion) || !strings.Contains(err.Error(), "eu-west-1") {
 		t.Fatalf("New with the bucket in eu-west-1, signing for us-east-1: %v, want ErrWrongRegion naming eu-west-1", err)
 	}
