@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -47,8 +48,13 @@ var (
 	ErrNoRegion = errors.New("no AWS region set")
 	// ErrAccessDenied says the store refused the credentials or what they may do.
 	ErrAccessDenied = errors.New("access denied")
+	// ErrBadCredentials, an ErrAccessDenied, says the store does not accept the credentials
+	// themselves (unknown or expired keys, a wrong secret).
+	ErrBadCredentials = fmt.Errorf("%w: the store does not accept these credentials", ErrAccessDenied)
 	// ErrNotFound says the bucket or the key does not exist.
 	ErrNotFound = errors.New("no such bucket or key")
+	// ErrNoSuchBucket, an ErrNotFound, says the bucket does not exist.
+	ErrNoSuchBucket = fmt.Errorf("%w: no such bucket", ErrNotFound)
 	// ErrWrongRegion says the bucket lives in another region than the requests were signed for.
 	ErrWrongRegion = errors.New("the bucket is in another region")
 )
@@ -62,8 +68,9 @@ func IsURL(name string) bool {
 // IsS3 reports whether name is an s3:// URL.
 func IsS3(name string) bool { return strings.HasPrefix(name, "s3://") }
 
-// ParseS3URL splits s3://BUCKET/KEY. The key is taken as it is written (S3 keys are not
-// URL-escaped) and may hold slashes; neither part may be empty.
+// ParseS3URL splits s3://BUCKET/KEY. The key is everything after the bucket's slash, taken
+// as it is written, as the AWS CLI takes s3:// URIs: '#', '?', '%' and spaces are part of it,
+// and it may hold slashes; neither part may be empty.
 func ParseS3URL(name string) (bucket, key string, err error) {
 	rest, ok := strings.CutPrefix(name, "s3://")
 	if !ok {
@@ -76,23 +83,39 @@ func ParseS3URL(name string) (bucket, key string, err error) {
 	return bucket, key, nil
 }
 
+// S3RequestURL is the URL an HTTP request for the object s3://BUCKET/KEY (as ParseS3URL
+// reads it) carries to S3RoundTripper: the key escaped once, so that parsing it back gives
+// the key in URL.Path, whatever characters it holds.
+func S3RequestURL(name string) (string, error) {
+	bucket, key, err := ParseS3URL(name)
+	if err != nil {
+		return "", err
+	}
+	reqURL := (&url.URL{Scheme: "s3", Host: bucket, Path: "/" + key}).String()
+	if u, err := url.Parse(reqURL); err != nil || u.Host != bucket {
+		return "", fmt.Errorf("%w: %q is not a bucket name", ErrNotHTTP, bucket)
+	}
+	return reqURL, nil
+}
+
 // openS3 makes o's transport the S3 client's: its requests go to S3RoundTripper.
 func (o *Object) openS3(ctx context.Context, name string) error {
-	if _, _, err := ParseS3URL(name); err != nil {
+	reqURL, err := S3RequestURL(name)
+	if err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
 	client, err := NewS3Client(ctx, o.opts)
 	if err != nil {
 		return &Error{URL: o.display, Err: err}
 	}
-	o.rawURL, o.s3 = name, true
+	o.rawURL, o.s3 = reqURL, true
 	o.client = &http.Client{Transport: S3RoundTripper(client)}
 	return nil
 }
 
 // NewS3Client is the client Open reads s3:// objects with, for other requests to the same
 // store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
-// opts.RootCAs trusted, connections and responses bounded by opts.IdleTimeout
+// opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections and responses bounded by opts.IdleTimeout
 // (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
 // or credentials are ErrNoRegion and ErrNoCredentials.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
@@ -102,7 +125,9 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 		tr.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext
 		tr.MaxIdleConnsPerHost = 64
 		if opts.RootCAs != nil {
-			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+			// The SDK appends AWS_CA_BUNDLE into this pool: a copy keeps the caller's, which
+			// serve hands to every attempt, from growing and from changing under a transport.
+			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs.Clone(), MinVersion: tls.VersionTLS12}
 		}
 	})
 	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}
@@ -137,12 +162,16 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	return client, nil
 }
 
-// S3RoundTripper sends GET requests for s3://BUCKET/KEY URLs as GetObject requests of
+// S3RoundTripper sends GET requests for s3://BUCKET/KEY URLs (made by S3RequestURL, the key
+// in URL.Path) as GetObject requests of
 // client, signed with its credentials, so that an HTTP client reads S3 objects as it reads a
 // web server: Range and If-Match go to S3 as they are; If-Range, which S3 lacks, is If-Match
-// (or If-Unmodified-Since for a date) and, when that fails, a second request for the whole
-// object, as If-Range means. The answer is the store's own response; one with an error status
-// has the store's error code as its body. A request that got no answer is an error.
+// and, when that fails, a second request for the whole object, as If-Range means. S3 gives
+// every object an ETag, so a date in If-Range is not pinned: If-Unmodified-Since would also
+// pass for another version written up to that date, not only the one of that Last-Modified,
+// so a date gets the whole object, as If-Range allows a server that cannot check it. The
+// answer is the store's own response; one with an error status has the store's error code as
+// its body. A request that got no answer is an error.
 func S3RoundTripper(client *s3.Client) http.RoundTripper { return s3RoundTripper{client} }
 
 type s3RoundTripper struct{ client *s3.Client }
@@ -152,7 +181,8 @@ func (rt s3RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	bucket, key := req.URL.Host, strings.TrimPrefix(req.URL.Path, "/")
-	if req.Method != http.MethodGet || req.URL.Scheme != "s3" || bucket == "" || key == "" || req.URL.RawQuery != "" {
+	if req.Method != http.MethodGet || req.URL.Scheme != "s3" || bucket == "" || key == "" ||
+		req.URL.RawQuery != "" || req.URL.Fragment != "" {
 		return nil, fmt.Errorf("%w: only a GET of s3://BUCKET/KEY goes to S3", ErrNotHTTP)
 	}
 	in := &s3.GetObjectInput{Bucket: &bucket, Key: &key}
@@ -162,18 +192,18 @@ func (rt s3RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if m := req.Header.Get("If-Match"); m != "" {
 		in.IfMatch = &m
 	}
-	ifRange := req.Header.Get("If-Range")
+	ifRange, rangeIfMatch := req.Header.Get("If-Range"), false
 	if ifRange != "" && in.Range != nil {
-		if t, err := http.ParseTime(ifRange); err == nil {
-			in.IfUnmodifiedSince = &t
+		if _, err := http.ParseTime(ifRange); err == nil {
+			in.Range = nil
 		} else {
-			in.IfMatch = &ifRange
+			in.IfMatch, rangeIfMatch = &ifRange, true
 		}
 	}
 	resp, err := rt.get(req.Context(), in)
-	if err == nil && ifRange != "" && in.Range != nil && resp.StatusCode == http.StatusPreconditionFailed {
+	if err == nil && rangeIfMatch && resp.StatusCode == http.StatusPreconditionFailed {
 		resp.Body.Close()
-		in.Range, in.IfMatch, in.IfUnmodifiedSince = nil, nil, nil
+		in.Range, in.IfMatch = nil, nil
 		resp, err = rt.get(req.Context(), in)
 	}
 	if err != nil {
@@ -217,25 +247,48 @@ func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.
 	return &resp, nil
 }
 
+// S3ErrorKind is what an S3 store's error answer means, from its HTTP status and its error
+// code ("" when unknown): ErrWrongRegion, ErrBadCredentials, ErrAccessDenied,
+// ErrNoSuchBucket or ErrNotFound; nil for any other answer.
+func S3ErrorKind(status int, code string) error {
+	switch {
+	case status == http.StatusMovedPermanently || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" ||
+		code == "IllegalLocationConstraintException":
+		return ErrWrongRegion
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken":
+		return ErrBadCredentials
+	case code == "NoSuchBucket":
+		return ErrNoSuchBucket
+	case status == http.StatusForbidden || code == "AccessDenied":
+		return ErrAccessDenied
+	case status == http.StatusNotFound || code == "NoSuchKey":
+		return ErrNotFound
+	}
+	return nil
+}
+
+// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries; nil when err
+// holds no answer.
+func S3ErrorKindOf(err error) error {
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	code := ""
+	if apiErr := smithy.APIError(nil); errors.As(err, &apiErr) {
+		code = apiErr.ErrorCode()
+	}
+	return S3ErrorKind(re.HTTPStatusCode(), code)
+}
+
 // s3StatusError types an S3 store's error answer, whose body S3RoundTripper made its error
 // code.
 func (o *Object) s3StatusError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	code := string(b)
-	var kind error
-	switch {
-	case resp.StatusCode == http.StatusMovedPermanently || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed" ||
-		code == "IllegalLocationConstraintException":
-		kind = ErrWrongRegion
-		if region := resp.Header.Get("X-Amz-Bucket-Region"); region != "" {
-			code += ", the bucket's region is " + region
-		}
-	case resp.StatusCode == http.StatusForbidden:
-		kind = ErrAccessDenied
-	case resp.StatusCode == http.StatusNotFound:
-		kind = ErrNotFound
-	default:
-		kind = ErrStatus
+	kind := cmp.Or(S3ErrorKind(resp.StatusCode, code), ErrStatus)
+	if region := resp.Header.Get("X-Amz-Bucket-Region"); kind == ErrWrongRegion && region != "" {
+		code += ", the bucket's region is " + region
 	}
 	return &Error{URL: o.display, Status: resp.StatusCode, Err: fmt.Errorf("%w (%s)", kind, code)}
 }

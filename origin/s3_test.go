@@ -3,6 +3,7 @@ package origin
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,13 +208,107 @@ func TestS3Origin(t *testing.T) {
 		})
 	}
 
+	t.Run("keys with URL characters", func(t *testing.T) {
+		// The key is what follows the bucket, as written: each of these names its own object,
+		// beside a decoy at the key an URL reading would take.
+		isolate(t)
+		st.Setenv(t, st.ReadOnly)
+		st.Put(t, "isos", "x", []byte("decoy: the key before '#' or '?'"))
+		st.Put(t, "isos", "a b.iso", []byte("decoy: the key %20 decodes to"))
+		for i, key := range []string{"x#1.iso", "x?y.iso", "a%20b.iso", "100%.iso", "dir/a b.iso", "%zz#?&=+.iso"} {
+			want := bytes.Repeat([]byte{byte('a' + i)}, 5000+i)
+			st.Put(t, "isos", key, want)
+			obj, err := Open(ctx, "s3://isos/"+key, s3Options(st))
+			if err != nil {
+				t.Fatalf("%q: %v", key, err)
+			}
+			if obj.String() != "s3://isos/"+key || !bytes.Equal(readAll(t, obj), want) {
+				t.Fatalf("s3://isos/%s (shown as %s) read another object than the key %q", key, obj, key)
+			}
+		}
+	})
+
+	t.Run("AWS_CA_BUNDLE beside RootCAs leaves the caller's pool alone", func(t *testing.T) {
+		// The SDK appends the bundle into the transport's pool; serve passes the same options
+		// to every attempt.
+		isolate(t)
+		st.Setenv(t, st.ReadOnly) // AWS_CA_BUNDLE is the store's CA
+		other := httptest.NewTLSServer(http.NotFoundHandler())
+		other.Close()
+		roots := x509.NewCertPool()
+		roots.AddCert(other.Certificate())
+		before := roots.Clone()
+		opts := s3Options(st)
+		opts.RootCAs = roots
+		for range 2 {
+			obj, err := Open(ctx, "s3://isos/rhcos/live.iso", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readAll(t, obj); !bytes.Equal(got, v1) {
+				t.Fatal("the object read back differs from the one stored")
+			}
+		}
+		if !roots.Equal(before) {
+			t.Fatal("opening with AWS_CA_BUNDLE changed the caller's Options.RootCAs")
+		}
+	})
+
+	t.Run("If-Range", func(t *testing.T) {
+		// S3 lacks If-Range: an ETag pins the range; a date cannot (If-Unmodified-Since would
+		// pass for a later version too), so it gets the whole object.
+		isolate(t)
+		st.Setenv(t, st.ReadOnly)
+		client, err := NewS3Client(ctx, s3Options(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := &http.Client{Transport: S3RoundTripper(client)}
+		get := func(ifRange string) (*http.Response, []byte) {
+			t.Helper()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "s3://isos/rhcos/live.iso", nil)
+			req.Header.Set("Range", "bytes=10-19")
+			if ifRange != "" {
+				req.Header.Set("If-Range", ifRange)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp, body
+		}
+		first, _ := get("")
+		etag, lastModified := first.Header.Get("ETag"), first.Header.Get("Last-Modified")
+		if resp, body := get(etag); resp.StatusCode != http.StatusPartialContent || !bytes.Equal(body, v1[10:20]) {
+			t.Errorf("If-Range with the ETag: %d, %d bytes, want the 10 bytes of the range", resp.StatusCode, len(body))
+		}
+		if resp, body := get(`"other"`); resp.StatusCode != http.StatusOK || !bytes.Equal(body, v1) {
+			t.Errorf("If-Range with another ETag: %d, %d bytes, want the whole object", resp.StatusCode, len(body))
+		}
+		lm, err := http.ParseTime(lastModified)
+		if err != nil {
+			t.Fatalf("Last-Modified %q: %v", lastModified, err)
+		}
+		later := lm.Add(time.Hour).Format(http.TimeFormat)
+		for _, date := range []string{lastModified, later} {
+			if resp, body := get(date); resp.StatusCode != http.StatusOK || !bytes.Equal(body, v1) {
+				t.Errorf("If-Range: %s (Last-Modified %s): %d, %d bytes, want the whole object", date, lastModified, resp.StatusCode, len(body))
+			}
+		}
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		isolate(t)
 		st.Setenv(t, st.Wrong)
 		_, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
 		var oe *Error
-		if !errors.Is(err, ErrAccessDenied) || !errors.As(err, &oe) || oe.Status != http.StatusForbidden {
-			t.Fatalf("unknown keys: %v, want ErrAccessDenied with status 403", err)
+		if !errors.Is(err, ErrBadCredentials) || !errors.Is(err, ErrAccessDenied) || !errors.As(err, &oe) || oe.Status != http.StatusForbidden {
+			t.Fatalf("unknown keys: %v, want ErrBadCredentials (an ErrAccessDenied) with status 403", err)
 		}
 		if strings.Contains(err.Error(), st.Wrong.SecretAccessKey) || strings.Contains(err.Error(), "Signature=") {
 			t.Fatalf("the error shows a secret: %v", err)
@@ -224,8 +320,9 @@ func TestS3Origin(t *testing.T) {
 		}
 		st.Setenv(t, st.ReadOnly)
 		for _, name := range []string{"s3://isos/missing.iso", "s3://nobucket/rhcos/live.iso"} {
-			if _, err := Open(ctx, name, s3Options(st)); !errors.Is(err, ErrNotFound) {
-				t.Errorf("%s: %v, want ErrNotFound", name, err)
+			_, err := Open(ctx, name, s3Options(st))
+			if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrNoSuchBucket) != strings.Contains(name, "nobucket") {
+				t.Errorf("%s: %v, want ErrNotFound, and ErrNoSuchBucket for the missing bucket only", name, err)
 			}
 		}
 		plain := s3Options(st)
@@ -289,7 +386,8 @@ func TestS3StoreStoppedMidStream(t *testing.T) {
 // FuzzParseS3URL: what ParseS3URL accepts is exactly s3://BUCKET/KEY with both parts, the
 // bucket without a slash, and the two parts make up the input again.
 func FuzzParseS3URL(f *testing.F) {
-	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y"} {
+	for _, s := range []string{"s3://b/k", "s3://isos/rhcos/live.iso", "s3://b/", "s3:///k", "s3://b", "https://x/y", "s3://b//k?x=1#y",
+		"s3://b/100%.iso", "s3://b/a%20b c.iso"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -303,6 +401,18 @@ func FuzzParseS3URL(f *testing.F) {
 		if bucket == "" || key == "" || strings.Contains(bucket, "/") || "s3://"+bucket+"/"+key != name || !IsS3(name) {
 			t.Fatalf("%q split into bucket %q and key %q", name, bucket, key)
 		}
+		// The request URL carries the key back unchanged, with no query or fragment split off.
+		reqURL, err := S3RequestURL(name)
+		if err != nil {
+			if !errors.Is(err, ErrNotHTTP) {
+				t.Fatalf("%q: request URL error %v is not ErrNotHTTP", name, err)
+			}
+			return // a bucket that is no URL host
+		}
+		u, err := url.Parse(reqURL)
+		if err != nil || u.Scheme != "s3" || u.Host != bucket || u.Path != "/"+key || u.RawQuery != "" || u.Fragment != "" {
+			t.Fatalf("%q: request URL %q parses to %+v (%v), want bucket %q and key %q", name, reqURL, u, err, bucket, key)
+		}
 	})
 }
 
@@ -313,19 +423,9 @@ func TestS3WrongRegion(t *testing.T) {
 	isolate(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
-	var requests atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		w.Header().Set("X-Amz-Bucket-Region", "eu-west-1")
-		w.WriteHeader(http.StatusMovedPermanently)
-		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PermanentRedirect</Code>`+
-			`<Message>The bucket you are attempting to access must be addressed using the specified endpoint.</Message>`+
-			`<Bucket>isos</Bucket><Endpoint>isos.s3.eu-west-1.amazonaws.com</Endpoint></Error>`)
-	}))
-	defer srv.Close()
+	endpoint, requests := s3test.WrongRegion(t, "eu-west-1")
 	opts := smallOptions()
-	opts.S3 = S3Options{Endpoint: srv.URL, PathStyle: true, Region: "us-east-1"}
+	opts.S3 = S3Options{Endpoint: endpoint, PathStyle: true, Region: "us-east-1"}
 	_, err := Open(context.Background(), "s3://isos/rhcos/live.iso", opts)
 	var oe *Error
 	if !errors.Is(err, ErrWrongRegion) || !strings.Contains(err.Error(), "eu-west-1") || !errors.As(err, &oe) || oe.Status != 301 {

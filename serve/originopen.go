@@ -69,11 +69,12 @@ func (o *originOpening) unavailable() error {
 }
 
 // misconfiguredOrigin reports whether err says the origin can never serve the ISO as it is
-// (the URL, a server without Range or validators, no region for s3://): at start that is the
-// user's mistake to fix, not a blip to wait out. Refused credentials, a missing object or an
+// (the URL, a server without Range or validators, no region or the wrong one for s3://): at
+// start that is the user's mistake to fix by redeploying, not a blip to wait out. Refused credentials, a missing object or an
 // unreachable store may be put right while the server waits.
 func misconfiguredOrigin(err error) bool {
-	for _, mistake := range []error{origin.ErrNotHTTP, origin.ErrNoRanges, origin.ErrNoValidator, origin.ErrNoRegion} {
+	for _, mistake := range []error{origin.ErrNotHTTP, origin.ErrNoRanges, origin.ErrNoValidator, origin.ErrNoRegion,
+		origin.ErrWrongRegion} {
 		if errors.Is(err, mistake) {
 			return true
 		}

@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
@@ -71,5 +72,23 @@ func TestS3Origin(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	if _, err := New(Config{ISO: isoURL, NodesDir: t.TempDir(), Open: true}); !errors.Is(err, origin.ErrNoRegion) {
 		t.Errorf("s3:// without a region: %v, want ErrNoRegion", err)
+	}
+}
+
+// TestS3WrongRegionAtStart: a bucket in another region than the one serve signs for is a
+// mistake only a redeploy fixes: New fails, naming the bucket's region, after one request.
+func TestS3WrongRegionAtStart(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	endpoint, requests := s3test.WrongRegion(t, "eu-west-1")
+	_, err := New(Config{ISO: "s3://rhcos/rhcos-live.iso", NodesDir: t.TempDir(), Open: true,
+		Origin: origin.Options{S3: origin.S3Options{Endpoint: endpoint, Region: "us-east-1", PathStyle: true}}})
+	if !errors.Is(err, origin.ErrWrongRegion) || !strings.Contains(err.Error(), "eu-west-1") {
+		t.Fatalf("New with the bucket in eu-west-1, signing for us-east-1: %v, want ErrWrongRegion naming eu-west-1", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: the answer cannot change", n)
 	}
 }

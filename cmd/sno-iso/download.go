@@ -251,6 +251,14 @@ func streamArtifacts(c *cli.Context, f *download.Fetcher, source, arch, format s
 // urlArtifact is --url with the digest of --sha256 or of the --sha256sum-url file.
 func urlArtifact(c *cli.Context, f *download.Fetcher) ([]download.Artifact, error) {
 	a := download.Artifact{URL: c.String("url"), SHA256: c.String("sha256")}
+	if origin.IsS3(a.URL) {
+		// The key as written, escaped once for the request (reachOrigin checked it parses).
+		reqURL, err := origin.S3RequestURL(a.URL)
+		if err != nil {
+			return nil, usagef("--url %s: %v", a.URL, err)
+		}
+		a.URL = reqURL
+	}
 	if a.Name() == "" {
 		return nil, usagef("--url %s names no file: give the URL of the file itself", redact.URL(a.URL))
 	}
@@ -372,13 +380,8 @@ func reachOrigin(c *cli.Context, f *download.Fetcher) error {
 
 // s3StatusAdvice names what an S3 store's error status means, for errorText's advice.
 func s3StatusAdvice(err error, status int) error {
-	switch status {
-	case http.StatusForbidden:
-		return fmt.Errorf("%w: %w", err, origin.ErrAccessDenied)
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: %w", err, origin.ErrNotFound)
-	case http.StatusMovedPermanently:
-		return fmt.Errorf("%w: %w", err, origin.ErrWrongRegion)
+	if kind := origin.S3ErrorKind(status, ""); kind != nil {
+		return fmt.Errorf("%w: %w", err, kind)
 	}
 	return err
 }

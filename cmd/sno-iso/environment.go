@@ -38,7 +38,7 @@ var environment = []envVar{
 	{"AWS_ENDPOINT_URL_S3", "the URL of the S3 store to reach instead of AWS (an --s3-endpoint option wins)", readsS3},
 	{"AWS_WEB_IDENTITY_TOKEN_FILE", "a web identity token to exchange for credentials (EKS IRSA), with AWS_ROLE_ARN", readsS3},
 	{"AWS_ROLE_ARN", "the role that the web identity token is exchanged for", readsS3},
-	{"AWS_CA_BUNDLE", "a PEM bundle of CAs added for s3:// requests", readsS3},
+	{"AWS_CA_BUNDLE", "a PEM bundle of the CAs trusted for s3:// requests instead of the system's roots (with --ca-file's)", readsS3},
 	{"GOMEMLIMIT", "the Go runtime's soft memory limit; when unset, serve sets one from --node-cache-size", readsNodeCache},
 	{"TMPDIR", "the directory for temporary images: serve's media, and outputs written to standard output (default: /tmp)", readsTempDir},
 }

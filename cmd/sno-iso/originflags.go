@@ -25,8 +25,8 @@ func originFlags() []cli.Flag {
 			"--s3-endpoint)"},
 		&cli.BoolFlag{Name: "s3-path-style", Usage: "address s3:// buckets in the path (https://HOST/BUCKET/KEY), as most on-premises " +
 			"stores need"},
-		&cli.StringFlag{Name: "ca-file", Usage: "trust the CA certificates in PEM `FILE` for an https:// or s3:// ISO's server " +
-			"(default: the system's roots; AWS_CA_BUNDLE adds to them for s3://)"},
+		&cli.StringFlag{Name: "ca-file", Usage: "trust the CA certificates in PEM `FILE`, instead of the system's roots, for an " +
+			"https:// or s3:// ISO's server (for s3://, AWS_CA_BUNDLE also replaces the system's roots; with --ca-file both are trusted)"},
 	}
 }
 

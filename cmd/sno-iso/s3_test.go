@@ -30,6 +30,17 @@ func TestS3ISOSource(t *testing.T) {
 	cache := t.TempDir()
 	out := snoEnvOK(t, env, append([]string{"download", "--url", isoURL, "--sha256", bytesSHA(iso), "--cache-dir", cache}, store...)...)
 	wantFileBytes(t, strings.TrimSpace(string(out.stdout)), iso)
+	// A key with '#', '?', '%' and a space is the object of that key, beside a decoy at the
+	// key a URL reading would take.
+	const oddKey = "odd/x#1?v 100%.iso"
+	st.Put(t, "isos", oddKey, iso)
+	st.Put(t, "isos", "odd/x", []byte("decoy"))
+	out = snoEnvOK(t, env, append([]string{"download", "--url", "s3://isos/" + oddKey, "--sha256", bytesSHA(iso), "--cache-dir", cache},
+		store...)...)
+	if got := strings.TrimSpace(string(out.stdout)); filepath.Base(got) != "x#1?v 100%.iso" {
+		t.Errorf("download --url s3://isos/%s saved %s", oddKey, got)
+	}
+	wantFileBytes(t, strings.TrimSpace(string(out.stdout)), iso)
 
 	nodes := t.TempDir()
 	ign, cfg := serveNodeDir(t, nodes, "sno", "coreOSInstallation:\n  installationDisk: /dev/disk/by-id/wwn-0x5000c500a0b1c2d3\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sno-iso/sno-iso/capability"
 	"github.com/sno-iso/sno-iso/nodedir"
+	"github.com/sno-iso/sno-iso/origin"
 	reports "github.com/sno-iso/sno-iso/progress"
 	"github.com/sno-iso/sno-iso/serve"
 	"github.com/urfave/cli/v2"
@@ -111,7 +112,7 @@ func serveNodes(c *cli.Context) error {
 	if cacheBytes == 0 {
 		return usagef("--node-cache-size must be more than 0: a node's preparation is kept while its request is answered")
 	}
-	setMemoryLimit(cacheBytes)
+	setMemoryLimit(serveMemoryLimit(cacheBytes, c.String("iso")))
 	if n := c.Int("max-connections"); n < 1 {
 		return usagef("--max-connections must be at least 1, got %d", n)
 	}
@@ -259,12 +260,21 @@ func reportStore(c *cli.Context) reports.Store {
 // connections' buffers, the preparations and minimal ISOs under way.
 const serveMemoryHeadroom = 64 << 20
 
-// setMemoryLimit has the garbage collector keep serve's memory near what --node-cache-size
-// allows, where it would otherwise let the heap grow to twice what is live (GOGC) before
-// collecting: nodes dropped from the cache are garbage until then. GOMEMLIMIT, when set,
-// decides instead.
-func setMemoryLimit(cacheBytes int64) {
+// serveMemoryLimit is what serve's memory may reach with a node cache of cacheBytes and the
+// ISO iso: the headroom, and the origin's block cache when the ISO is an http(s) or s3:// URL.
+func serveMemoryLimit(cacheBytes int64, iso string) int64 {
+	limit := cacheBytes + serveMemoryHeadroom
+	if origin.IsURL(iso) {
+		limit += origin.DefaultBlocks * origin.DefaultBlockSize
+	}
+	return limit
+}
+
+// setMemoryLimit has the garbage collector keep serve's memory near limit (serveMemoryLimit),
+// where it would otherwise let the heap grow to twice what is live (GOGC) before collecting:
+// nodes dropped from the cache are garbage until then. GOMEMLIMIT, when set, decides instead.
+func setMemoryLimit(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(cacheBytes + serveMemoryHeadroom)
+		debug.SetMemoryLimit(limit)
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
-	"github.com/aws/smithy-go"
 	"github.com/sno-iso/sno-iso/download"
 	"github.com/sno-iso/sno-iso/origin"
 	"github.com/urfave/cli/v2"
@@ -91,21 +89,16 @@ func unfinishedNote(done download.Uploaded) string {
 
 // uploadAdvice adds to an upload's error what to do about it.
 func uploadAdvice(err error, target uploadTarget) error {
-	var status int
-	if s3err := (*download.S3Error)(nil); errors.As(err, &s3err) {
-		status = s3err.HTTPStatus()
-	}
-	code := ""
-	if api := smithy.APIError(nil); errors.As(err, &api) {
-		code = api.ErrorCode()
-	}
+	kind := origin.S3ErrorKindOf(err)
 	switch {
-	case code == "NoSuchBucket":
+	case errors.Is(kind, origin.ErrNoSuchBucket):
 		return fmt.Errorf("%w; the bucket %s does not exist: create it, or check the name and --s3-endpoint", err, target.bucket)
-	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" || code == "InvalidToken":
+	case errors.Is(kind, origin.ErrWrongRegion):
+		return fmt.Errorf("%w; give the bucket's region with --s3-region or AWS_REGION", err)
+	case errors.Is(kind, origin.ErrBadCredentials):
 		return fmt.Errorf("%w; the store does not accept these credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "+
 			"(or the profile, web identity or instance role the AWS SDK found)", err)
-	case code == "AccessDenied" || status == http.StatusForbidden:
+	case errors.Is(kind, origin.ErrAccessDenied):
 		return fmt.Errorf("%w; these credentials may not write %s: grant them s3:PutObject (and s3:AbortMultipartUpload, "+
 			"s3:ListBucketMultipartUploads) on the bucket, or use others", err, target)
 	case errors.As(err, new(*download.ChangedError)):

@@ -23,11 +23,13 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -466,4 +468,22 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// WrongRegion starts an S3 endpoint on loopback that answers every request as AWS answers one
+// signed for another region than the bucket's, as its S3 error documentation describes: 301
+// PermanentRedirect naming the bucket's region in x-amz-bucket-region, and no Location. It
+// returns the endpoint's URL and the number of requests answered so far.
+func WrongRegion(t testing.TB, region string) (string, *atomic.Int64) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Set("X-Amz-Bucket-Region", region)
+		w.WriteHeader(http.StatusMovedPermanently)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PermanentRedirect</Code>`+
+			`<Message>The bucket you are attempting to access must be addressed using the specified endpoint.</Message></Error>`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &requests
 }
