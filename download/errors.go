@@ -32,10 +32,22 @@ func (e *StatusError) Error() string {
 type DigestMismatchError struct {
 	URL       string
 	Want, Got string
+	// Recorded is the sha256 the object's x-amz-meta-sha256 metadata records (what `download
+	// --upload` writes), "" when the server sent none.
+	Recorded string
 }
 
 func (e *DigestMismatchError) Error() string {
-	return fmt.Sprintf("%s: sha256 mismatch: expected %s, downloaded %s", e.URL, e.Want, e.Got)
+	msg := fmt.Sprintf("%s: sha256 mismatch: expected %s, downloaded %s", e.URL, e.Want, e.Got)
+	switch e.Recorded {
+	case "":
+		return msg
+	case e.Want:
+		return msg + "; the object's x-amz-meta-sha256 records the expected digest: its bytes were changed after it was uploaded"
+	case e.Got:
+		return msg + "; the object's x-amz-meta-sha256 agrees with its bytes: it holds another file than the one expected"
+	}
+	return msg + "; the object's x-amz-meta-sha256 records a third digest, " + e.Recorded + ": it was changed after it was uploaded"
 }
 
 // What a NotInStreamError says is missing.

@@ -122,7 +122,7 @@ func (f *Fetcher) Fetch(ctx context.Context, a Artifact, part *Part) error {
 		return err
 	}
 	if got := hex.EncodeToString(s.hash.Sum(nil)); got != a.SHA256 {
-		return discard(&DigestMismatchError{URL: redact.URL(a.URL), Want: a.SHA256, Got: got})
+		return discard(&DigestMismatchError{URL: redact.URL(a.URL), Want: a.SHA256, Got: got, Recorded: s.recorded})
 	}
 	return file.Sync()
 }
@@ -234,7 +234,7 @@ func (f *Fetcher) attempt(ctx context.Context, url, shown string, s sink, have *
 		return newStatusError(shown, resp)
 	}
 	*validator = httpsem.RangeValidator(resp.Header)
-	if err := s.begin(*validator); err != nil {
+	if err := s.begin(*validator, resp.Header); err != nil {
 		return err
 	}
 	f.progress().Start(shown, *have, total)

@@ -4,24 +4,35 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net/http"
 	"os"
+	"strings"
 )
 
 // sink receives a body; a download that must start over from byte 0 restarts it.
 type sink interface {
 	io.Writer
 	restart() error
-	// begin is told the validator of the response whose body follows.
-	begin(validator string) error
+	// begin is told the validator and the headers of the response whose body follows.
+	begin(validator string, header http.Header) error
 }
 
 type fileSink struct {
 	file          *os.File
 	hash          hash.Hash
 	saveValidator func(string) error
+	// recorded is the x-amz-meta-sha256 of the last response, "" without one.
+	recorded string
 }
 
-func (s *fileSink) begin(validator string) error {
+// sha256Header carries an S3 object's SHA256Metadata.
+const sha256Header = "X-Amz-Meta-" + SHA256Metadata
+
+func (s *fileSink) begin(validator string, header http.Header) error {
+	s.recorded = ""
+	if sum := strings.ToLower(header.Get(sha256Header)); IsSHA256(sum) {
+		s.recorded = sum
+	}
 	if s.saveValidator == nil {
 		return nil
 	}
@@ -62,4 +73,4 @@ func (s *memorySink) restart() error {
 	return nil
 }
 
-func (s *memorySink) begin(string) error { return nil }
+func (s *memorySink) begin(string, http.Header) error { return nil }

@@ -63,6 +63,33 @@ func TestDownloadUploadToS3(t *testing.T) {
 		}
 	})
 
+	t.Run("read back by download --url s3://, a tampered object named", func(t *testing.T) {
+		readEnv := store.Env(store.ReadOnly)
+		get := func(key string) result {
+			return snoEnv(t, readEnv, "download", "--url", "s3://mirror/"+key, "--sha256", bytesSHA(iso),
+				"--cache-dir", t.TempDir(), "--s3-path-style")
+		}
+		r := snoEnvOK(t, readEnv, "download", "--url", "s3://mirror/fleet/rhcos-live.x86_64.iso", "--sha256", bytesSHA(iso),
+			"--cache-dir", t.TempDir(), "--s3-path-style")
+		if got := fileSHA(t, strings.TrimSpace(string(r.stdout))); got != bytesSHA(iso) {
+			t.Fatalf("downloaded sha256 %s, want %s", got, bytesSHA(iso))
+		}
+		// Bytes replaced, metadata kept: what the metadata is for.
+		tampered := append([]byte(nil), iso...)
+		tampered[len(tampered)/3] ^= 1
+		_, err := store.Client(store.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("mirror"),
+			Key: aws.String("tampered.iso"), Body: bytes.NewReader(tampered), Metadata: map[string]string{"sha256": bytesSHA(iso)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = get("tampered.iso")
+		if r.code != 1 {
+			t.Errorf("exit %d, want 1", r.code)
+		}
+		wantBMCFailure(t, r, "s3://mirror/tampered.iso", "x-amz-meta-sha256 records the expected digest",
+			"its bytes were changed after it was uploaded")
+	})
+
 	t.Run("killed mid-upload, the next run completes it", func(t *testing.T) {
 		const key = "killed/rhcos-live.x86_64.iso"
 		// A relay that passes the store's bytes at 8 MB/s keeps the upload going for
