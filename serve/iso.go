@@ -98,6 +98,9 @@ func (s *Server) acquireISO() (*isoState, error) {
 	defer s.mu.Unlock()
 	if s.iso == nil {
 		if s.opening != nil && !s.closed {
+			if s.opening.reopening() {
+				return nil, reopenStarted{s.opening.unavailable()}
+			}
 			return nil, s.opening.unavailable()
 		}
 		return nil, errors.New("the server is shutting down")

@@ -36,12 +36,13 @@ type originOpening struct {
 	attempted chan struct{}
 }
 
-// errReopenStarted marks the answer of the request that found the ISO replaced at its origin
-// and started opening the new version: it waits for that (awaitReopen), the others get 503.
+// errReopenStarted marks the answer of a request that found the ISO replaced at its origin
+// while the first attempt at opening the new version runs: it waits for that attempt
+// (awaitReopen) and asks again.
 var errReopenStarted = errors.New("started opening the new version")
 
-// reopenStarted is the 503 of the request that started opening the new version: its text
-// is the 503's, and it is errReopenStarted too.
+// reopenStarted is the 503 of such a request: its text is the 503's, and it is
+// errReopenStarted too.
 type reopenStarted struct{ err error }
 
 func (e reopenStarted) Error() string        { return e.err.Error() }
@@ -222,9 +223,29 @@ func (s *Server) wakeOrigin() {
 	}
 }
 
-// awaitReopen waits, at most until ctx ends, for the first attempt at opening a version that
-// replaced the ISO at its origin; it starts that attempt if none did yet. Server.mu is not
-// held while waiting: other requests get 503 meanwhile.
+// reopenWait bounds how long a request waits for the first attempt at opening the version
+// that replaced the ISO at its origin. A reopen takes a few range reads: requests that wait
+// for it get the new version instead of a 503, which a load balancer would count against
+// every replica at once; an origin slower than this gets them a 503 with Retry-After.
+const reopenWait = 5 * time.Second
+
+// reopening reports whether the first attempt at opening a version that replaced the open one
+// is still under way.
+func (o *originOpening) reopening() bool {
+	if !o.changed || o.attempted == nil {
+		return false
+	}
+	select {
+	case <-o.attempted:
+		return false
+	default:
+		return true
+	}
+}
+
+// awaitReopen waits, at most reopenWait and until ctx ends, for the first attempt at opening
+// a version that replaced the ISO at its origin; it starts that attempt if none did yet.
+// Server.mu is not held while waiting.
 func (s *Server) awaitReopen(ctx context.Context) {
 	if iso, err := s.acquireISO(); err == nil {
 		s.releaseISO(iso)
@@ -239,8 +260,11 @@ func (s *Server) awaitReopen(ctx context.Context) {
 	if attempted == nil {
 		return
 	}
+	timer := time.NewTimer(reopenWait)
+	defer timer.Stop()
 	select {
 	case <-attempted:
 	case <-ctx.Done():
+	case <-timer.C:
 	}
 }
