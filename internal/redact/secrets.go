@@ -21,8 +21,9 @@ type Secrets struct {
 	re *regexp.Regexp // nil when there is no secret
 }
 
-// maxSecretRunes bounds the pattern made of one secret; a longer one is found only as written.
-const maxSecretRunes = 1024
+// maxSecretBytes bounds the pattern made of one secret, which grows with every byte's forms
+// past what the regexp package compiles; a longer secret is found only as written.
+const maxSecretBytes = 256
 
 // NewSecrets returns the finder of secrets; empty ones are ignored. A secret that contains
 // another is found whole.
@@ -35,9 +36,37 @@ func NewSecrets(secrets ...string) *Secrets {
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	alts := make([]string, len(secrets))
 	for i, s := range secrets {
+		if len(s) > maxSecretBytes {
+			alts[i] = literalPattern(s)
+			continue
+		}
 		alts[i] = strings.Join(append([]string{secretPattern(s)}, encodedPatterns(s)...), "|")
 	}
-	return &Secrets{re: regexp.MustCompile(strings.Join(alts, "|"))}
+	re, err := regexp.Compile(strings.Join(alts, "|"))
+	if err != nil {
+		// Many secrets at once can still make too large a pattern: find each as written.
+		for i, s := range secrets {
+			alts[i] = literalPattern(s)
+		}
+		re = regexp.MustCompile(strings.Join(alts, "|"))
+	}
+	return &Secrets{re: re}
+}
+
+// literalPattern matches secret as written. The regexp package reads a byte that is no
+// UTF-8 as U+FFFD, in patterns and in text alike, so such a byte is matched as that.
+func literalPattern(secret string) string {
+	var b strings.Builder
+	for i := 0; i < len(secret); {
+		r, size := utf8.DecodeRuneInString(secret[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(`\x{fffd}`)
+		} else {
+			b.WriteString(regexp.QuoteMeta(secret[i : i+size]))
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // Replace returns text with every secret, in any of its forms, replaced by with.
@@ -49,9 +78,6 @@ func (s *Secrets) Replace(text, with string) string {
 }
 
 func secretPattern(secret string) string {
-	if len([]rune(secret)) > maxSecretRunes {
-		return regexp.QuoteMeta(secret)
-	}
 	var b strings.Builder
 	b.WriteString("(?i:")
 	for i := 0; i < len(secret); {

@@ -152,3 +152,14 @@ func FuzzSecrets(f *testing.F) {
 		}
 	})
 }
+
+// A secret too long for the forms' pattern, even one with bytes that are no UTF-8, is found as
+// written instead of making NewSecrets fail.
+func TestSecretsLong(t *testing.T) {
+	long := "root:\x01:2" + strings.Repeat("\xc0", 2000)
+	for _, secret := range []string{long, strings.Repeat("pässword", 100)} {
+		if got := NewSecrets(secret).Replace("<"+secret+">", "X"); got != "<X>" {
+			t.Errorf("%d-byte secret left: %q", len(secret), got[:min(len(got), 40)])
+		}
+	}
+}
