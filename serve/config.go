@@ -17,6 +17,11 @@ type Config struct {
 	ISO string
 	// Origin tunes the reads of an ISO given by URL.
 	Origin origin.Options
+	// ISOCopyDir, when set, receives a copy of each version of an ISO given by URL, read from
+	// its origin once in the background (an unlinked file: nothing stays behind when the process
+	// ends): once complete and checked, the ISO is served from it, and the origin is only asked
+	// whether the object changed. Empty serves every download from the origin.
+	ISOCopyDir string
 	// NodesDir holds a directory per node, named after the node, laid out as
 	// nodedir.Inputs reads it.
 	NodesDir string

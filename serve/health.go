@@ -63,10 +63,10 @@ func (s *Server) ready(ctx context.Context) error {
 		}
 		return err
 	}
-	object := iso.object
+	object, local := iso.object, iso.local != nil
 	s.releaseISO(iso)
 	if object != nil {
-		if err := s.checkOrigin(ctx, object); err != nil {
+		if err := s.checkOrigin(ctx, object, local); err != nil {
 			return err
 		}
 	}
@@ -81,11 +81,17 @@ func (s *Server) ready(ctx context.Context) error {
 const originCheckInterval = 5 * time.Second
 
 // checkOrigin asks the origin for a byte of the version being served, at most once per
-// originCheckInterval. A new version there is opened now: ready only if it can be served.
-func (s *Server) checkOrigin(ctx context.Context, object *origin.Object) error {
+// originCheckInterval. A new version there is opened now: ready only if it can be served. An
+// origin that does not answer leaves a server ready that serves its local copy (local): that
+// serves on, and a store's blip must not take every replica out of the balancer at once; the
+// log says so once.
+func (s *Server) checkOrigin(ctx context.Context, object *origin.Object, local bool) error {
 	s.originCheck.Lock()
 	defer s.originCheck.Unlock()
 	if s.originChecked == object && time.Since(s.originCheckedAt) < s.originCheckEvery {
+		if local {
+			return nil
+		}
 		return s.originCheckErr
 	}
 	err := object.Check(ctx)
@@ -100,8 +106,14 @@ func (s *Server) checkOrigin(ctx context.Context, object *origin.Object) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("the ISO's origin does not answer: %w", err)
+		if local && (s.originCheckErr == nil || s.originCheckErr.Error() != err.Error()) {
+			s.log.Printf("%v; serving the local copy of the version opened, and ready", err)
+		}
 	}
 	s.originChecked, s.originCheckedAt, s.originCheckErr = object, time.Now(), err
+	if local {
+		return nil
+	}
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -25,6 +26,11 @@ type isoState struct {
 	iso     *isobuilder.LiveISO
 	file    *sourceFile
 	object  *origin.Object // nil for a local file
+	// local is the copy of the object at its origin that this version is read from; nil when
+	// it is read from the origin or from a local file.
+	local *os.File
+	// stopCopy ends the copy of this version from its origin when it retires; nil when none runs.
+	stopCopy context.CancelFunc
 
 	refs    int  // guarded by Server.mu
 	retired bool // guarded by Server.mu
@@ -88,6 +94,9 @@ func (s *isoState) close() {
 		}
 	}
 	s.iso.Close()
+	if s.local != nil {
+		s.local.Close()
+	}
 }
 
 // acquireISO returns the current ISO, parsed again first if the file changed, and holds it
@@ -147,6 +156,9 @@ func (s *Server) releaseISO(iso *isoState) {
 // retireLocked marks iso as replaced; it is closed when its last request ends.
 func (s *Server) retireLocked(iso *isoState) {
 	iso.retired = true
+	if iso.stopCopy != nil {
+		iso.stopCopy()
+	}
 	if iso.refs == 0 {
 		s.closeLater(iso)
 	}

@@ -28,6 +28,7 @@ type metrics struct {
 	originRequests      prometheus.Counter
 	originErrors        prometheus.Counter
 	originBytes         prometheus.Counter
+	originCopyBytes     prometheus.Gauge
 	nodeCacheHits       prometheus.Counter
 	nodeCacheMisses     prometheus.Counter
 	nodeCacheBytes      prometheus.Gauge
@@ -69,6 +70,10 @@ func newMetrics() *metrics {
 		originBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_origin_bytes_total", Help: "Body bytes read from the origin.",
 		}),
+		originCopyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sno_iso_origin_copy_bytes",
+			Help: "Bytes of the ISO given by URL copied to local disk so far, for the version being copied or served from its copy.",
+		}),
 		nodeCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_node_cache_hits_total", Help: "Requests whose node was found prepared in the node cache.",
 		}),
@@ -92,6 +97,20 @@ func (m *metrics) watchURLExpiry(at time.Time) {
 		Name: "sno_iso_origin_url_expiry_seconds",
 		Help: "Seconds until the pre-signed URL of the ISO expires (negative once it has); absent for a URL that does not expire.",
 	}, func() float64 { return time.Until(at).Seconds() }))
+}
+
+// watchCopy publishes the progress of the ISO's copy to local disk, and whether the ISO is
+// served from it (complete says).
+func (m *metrics) watchCopy(complete func() bool) {
+	m.registry.MustRegister(m.originCopyBytes, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sno_iso_origin_copy_complete",
+		Help: "1 when the ISO given by URL is served from its complete local copy, 0 while it is served from its origin.",
+	}, func() float64 {
+		if complete() {
+			return 1
+		}
+		return 0
+	}))
 }
 
 func (m *metrics) handler() http.Handler {

@@ -130,6 +130,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 			closed, changed := s.closed, s.opening.changed
 			if !closed {
 				s.iso, s.opening = iso, nil
+				s.startCopyLocked(iso)
 			}
 			s.mu.Unlock()
 			switch {

@@ -130,6 +130,9 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		originCheckEvery: originCheckInterval, originWake: make(chan struct{}),
 	}
 	s.watchPresigned(time.Now())
+	if iso == nil && cfg.ISOCopyDir != "" {
+		m.watchCopy(s.servingCopy)
+	}
 	// Before the secret is created: a misconfigured origin leaves nothing behind.
 	if iso == nil {
 		if err := s.startOrigin(); err != nil {
