@@ -40,7 +40,8 @@ var environment = []envVar{
 	{"AWS_ROLE_ARN", "the role that the web identity token is exchanged for", readsS3},
 	{"AWS_CA_BUNDLE", "a PEM bundle of the CAs trusted for s3:// requests instead of the system's roots (with --ca-file's)", readsS3},
 	{"GOMEMLIMIT", "the Go runtime's soft memory limit; when unset, serve sets one from --node-cache-size", readsNodeCache},
-	{"TMPDIR", "the directory for temporary images: serve's media, and outputs written to standard output (default: /tmp)", readsTempDir},
+	{"TMPDIR", "the directory for temporary images: serve's media and its copy of an --iso URL (unless --iso-copy-dir), and outputs " +
+		"written to standard output (default: /tmp)", readsTempDir},
 }
 
 // hasFlag reports whether cmd has an option of one of the names.

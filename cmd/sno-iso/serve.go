@@ -41,10 +41,14 @@ func serveCommand() *cli.Command {
 			"if the file or the object at its URL changes. --iso may be an http(s) URL of a server or\n" +
 			"S3-compatible store that answers Range requests (public or pre-signed), or s3://BUCKET/KEY read\n" +
 			"with the AWS SDK's credentials (environment, profile, IRSA, Pod Identity, instance role): the\n" +
-			"ISO is read by ranges, never downloaded whole. Replicas share the secret through --secret-file (a mounted\n" +
-			"Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets downloads in progress finish\n" +
-			"for up to 30 seconds.",
+			"ISO is read by ranges while serve copies it to local disk once (--iso-copy-dir), then served\n" +
+			"from the copy; the origin is still asked whether it changed. Replicas share the secret through\n" +
+			"--secret-file (a mounted Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets\n" +
+			"downloads in progress finish for up to 30 seconds.",
 		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, an http(s) URL that answers Range requests, or s3://BUCKET/KEY"),
+			&cli.StringFlag{Name: "iso-copy-dir", DefaultText: "$TMPDIR, else /tmp", Usage: "copy an --iso URL into `DIR` (its size, in " +
+				"a file without a name, gone when serve ends), once per version, and serve it from there once complete; none serves " +
+				"every download from the origin"},
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
 				"all interfaces, with a warning)"},
 			nodesFlag(),
@@ -135,6 +139,10 @@ func serveNodes(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	copyDir, err := isoCopyDir(c)
+	if err != nil {
+		return err
+	}
 	logger, err := serveLogger(c.String("log-format"), c.App.ErrWriter)
 	if err != nil {
 		return err
@@ -172,6 +180,7 @@ func serveNodes(c *cli.Context) error {
 	srv, err := serve.New(serve.Config{
 		ISO:                     c.String("iso"),
 		Origin:                  originOpts,
+		ISOCopyDir:              copyDir,
 		NodesDir:                c.String("nodes"),
 		BaseURL:                 baseURL,
 		MaxConcurrent:           c.Int("max-concurrent"),
@@ -218,6 +227,22 @@ func serveNodes(c *cli.Context) error {
 			"output.rootfsURL in their sno.yaml\n")
 	}
 	return srv.Serve(c.Context, ln)
+}
+
+// isoCopyDir is where serve copies an --iso URL (--iso-copy-dir): the temporary directory
+// unless told otherwise; "" for none, and for an ISO that is a local file.
+func isoCopyDir(c *cli.Context) (string, error) {
+	dir := c.String("iso-copy-dir")
+	switch {
+	case !origin.IsURL(c.String("iso")) || dir == "none":
+		return "", nil
+	case !c.IsSet("iso-copy-dir"):
+		return os.TempDir(), nil
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return "", usagef("--iso-copy-dir %s is not a directory: create it, or give none to serve every download from the origin", dir)
+	}
+	return dir, nil
 }
 
 // servedURL is the URL the start-up lines give for the server: --base-url, else the address
