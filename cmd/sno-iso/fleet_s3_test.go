@@ -21,8 +21,9 @@ import (
 
 // TestFleetOnS3 is TestFleetBehindNginx with the base ISO in a real S3 store (SeaweedFS over
 // TLS with the test's CA, static keys from the environment): three `serve --iso s3://...`
-// replicas behind nginx, 64 clients, one replica killed and the object replaced in the
-// bucket while they run; no response mixes two versions of the base. A replica with keys the
+// replicas behind nginx (one reading every download from the store, two serving their local
+// copy), 64 clients, one replica killed and the object replaced in the bucket while they run;
+// no response mixes two versions of the base. A replica with keys the
 // store does not know starts, says why in its log and is not ready.
 func TestFleetOnS3(t *testing.T) {
 	if nginx.Binary() == "" {
@@ -45,9 +46,13 @@ func TestFleetOnS3(t *testing.T) {
 	f := fleetScenario{
 		isoURL:    "s3://fleet/rhcos/rhcos-live.iso",
 		serveArgs: []string{"--s3-endpoint", st.Endpoint, "--s3-path-style", "--ca-file", st.CAFile},
-		a1:        buildFleetNode(t, v1, "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", 0),
-		b1:        buildFleetNode(t, v1, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", 2),
-		hidden:    []string{st.ReadOnly.SecretAccessKey, st.Wrong.SecretAccessKey},
+		// Replica 0 reads every download from the store; replicas 1 (killed mid-run) and 2
+		// serve their local copy of each version once complete, and learn of the replaced
+		// object at readiness probes. Every replica names the media alike either way.
+		replicaArgs: [][]string{{"--iso-copy-dir", "none"}},
+		a1:          buildFleetNode(t, v1, "/dev/disk/by-id/wwn-0x5000c500a0b1c2d3", 0),
+		b1:          buildFleetNode(t, v1, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", 2),
+		hidden:      []string{st.ReadOnly.SecretAccessKey, st.Wrong.SecretAccessKey},
 	}
 	f.a2, f.b2 = f.a1.rebuild(t, v2), f.b1.rebuild(t, v2)
 	f.layOutNodes(t)
@@ -75,7 +80,12 @@ func TestFleetOnS3(t *testing.T) {
 	wrong.stop(t)
 
 	st.Setenv(t, st.ReadOnly)
-	runFleet(t, &f)
+	replicas := runFleet(t, &f)
+	// The replica that copies served both versions from its copy; the other never copied.
+	waitCopied(t, replicas[2], 2)
+	if got := serveMetric(t, replicas[0].url, "sno_iso_origin_copy_complete"); got != -1 || strings.Contains(replicas[0].output(), "local copy") {
+		t.Errorf("the replica started with --iso-copy-dir none made a copy (sno_iso_origin_copy_complete %v):\n%s", got, replicas[0].output())
+	}
 }
 
 // replacedBase writes a copy of the pristine ISO at iso as the next release would differ: another

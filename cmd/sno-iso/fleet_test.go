@@ -151,12 +151,14 @@ type observation struct {
 type fleetScenario struct {
 	isoURL    string
 	serveArgs []string
-	nodes     string
-	volA      *kubevol.Volume
-	a1, a2    fleetNode
-	b1, b2    fleetNode
-	change    func() error
-	hidden    []string
+	// replicaArgs[i], when given, are replica i's own arguments besides serveArgs.
+	replicaArgs [][]string
+	nodes       string
+	volA        *kubevol.Volume
+	a1, a2      fleetNode
+	b1, b2      fleetNode
+	change      func() error
+	hidden      []string
 }
 
 // TestFleetBehindNginx is a serve fleet (docs/fleet.md) on 127.0.0.1: nginx as the object store,
@@ -184,6 +186,9 @@ func TestFleetBehindNginx(t *testing.T) {
 	})
 	f.isoURL = fmt.Sprintf("http://127.0.0.1:%d/rhcos-live.iso?X-Amz-Signature=NOTFORLOGS", originPort)
 	f.hidden = []string{"NOTFORLOGS"}
+	// Every download reads the origin: this fleet is about streaming from an http origin
+	// under load. TestFleetOnS3 runs replicas that serve their local copy.
+	f.serveArgs = []string{"--iso-copy-dir", "none"}
 	f.layOutNodes(t)
 	f.change = func() error { return f.volA.Update(f.a2.files) }
 	runFleet(t, &f)
@@ -204,8 +209,8 @@ func (f *fleetScenario) layOutNodes(t *testing.T) {
 
 // runFleet runs the scenario: three replicas behind nginx, 64 clients, one replica killed and
 // the change made while they run, every response checked against the version its ETag names;
-// then the URL secret is rotated under the replicas.
-func runFleet(t *testing.T, f *fleetScenario) {
+// then the URL secret is rotated under the replicas. It returns the replicas.
+func runFleet(t *testing.T, f *fleetScenario) []*servedNode {
 	a1, a2, nodes := f.a1, f.a2, f.nodes
 	// The replicas share the secret of the capability URLs through a mounted Secret.
 	secret, err := capability.NewSecret()
@@ -220,9 +225,12 @@ func runFleet(t *testing.T, f *fleetScenario) {
 	aISO, bISO := "/"+capability.Token(secret.Key, "a")+"/a.iso", "/"+capability.Token(secret.Key, "b")+"/b.iso"
 	var replicas []*servedNode
 	var upstreams strings.Builder
-	for range 3 {
-		r := startServe(t, append([]string{"--iso", f.isoURL, "--nodes", nodes, "--secret-file", secretFile, "--log-format", "json"},
-			f.serveArgs...)...)
+	for i := range 3 {
+		args := append([]string{"--iso", f.isoURL, "--nodes", nodes, "--secret-file", secretFile, "--log-format", "json"}, f.serveArgs...)
+		if i < len(f.replicaArgs) {
+			args = append(args, f.replicaArgs[i]...)
+		}
+		r := startServe(t, args...)
 		replicas = append(replicas, r)
 		fmt.Fprintf(&upstreams, "server %s max_fails=1 fail_timeout=10s; ", strings.TrimPrefix(r.url, "http://"))
 	}
@@ -254,6 +262,32 @@ func runFleet(t *testing.T, f *fleetScenario) {
 	if resumed.StatusCode != 206 || !bytes.Equal(tail, a1.iso[500000:]) {
 		t.Errorf("resuming on another replica: %d with %d bytes", resumed.StatusCode, len(tail))
 	}
+
+	// Readiness probes, as the kubelet sends them: a replica serving its local copy of the
+	// base ISO learns at them that the object changed.
+	probing, stopProbes := context.WithCancel(context.Background())
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		probe := &http.Client{Timeout: 5 * time.Second}
+		for probing.Err() == nil {
+			for _, r := range replicas {
+				if req, err := http.NewRequestWithContext(probing, http.MethodGet, r.url+"/readyz", nil); err == nil {
+					if resp, err := probe.Do(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+			}
+			select {
+			case <-probing.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	defer func() {
+		stopProbes()
+		<-probed
+	}()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -463,6 +497,7 @@ func runFleet(t *testing.T, f *fleetScenario) {
 		}
 	}
 	t.Logf("%d responses checked (%v by ETag), %d retries after the kill", len(seen), counts, c.retries.Load())
+	return replicas
 }
 
 // secretText is s in the file format of --secret-file.
