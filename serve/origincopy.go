@@ -35,6 +35,9 @@ const (
 // copy could take over.
 var errCopyStale = errors.New("the version copied is no longer the one served")
 
+// errCopyMismatch says that the copy's bytes do not name the version opened.
+var errCopyMismatch = errors.New("the copy's bytes are not those of the version opened")
+
 // startCopyLocked starts copying iso, just opened at its origin and now served, unless no
 // copy is wanted. s.mu is held.
 func (s *Server) startCopyLocked(iso *isoState) {
@@ -74,6 +77,8 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) {
 	switch {
 	case errors.As(err, &digest):
 		s.log.Printf("ERROR: the copy of %v; the copy was dropped, serving it from its origin", err)
+	case errors.Is(err, errCopyMismatch):
+		s.log.Printf("ERROR: the copy of %s: %v; the copy was dropped, serving it from its origin", obj, err)
 	case obj.Changed():
 		s.log.Printf("the copy of %s stopped: the object changed at its origin (the new version is copied once open)", obj)
 	case ctx.Err() != nil || errors.Is(err, errCopyStale):
@@ -215,7 +220,7 @@ func (s *Server) serveCopy(iso *isoState, f *os.File) error {
 		return fmt.Errorf("reading the copy: %w", err)
 	}
 	if id != iso.file.id {
-		return fmt.Errorf("the copy's bytes are not those of the version opened (identity %s, opened as %s)", id, iso.file.id)
+		return fmt.Errorf("%w (identity %s, opened as %s)", errCopyMismatch, id, iso.file.id)
 	}
 	file, err := newSourceFile(f, id)
 	if err != nil {

@@ -29,19 +29,7 @@ func TestFleetOnS3(t *testing.T) {
 	if nginx.Binary() == "" {
 		testenv.Missing(t, "%v", nginx.ErrNotInstalled)
 	}
-	v1 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
-	v2 := replacedBase(t, v1)
-	st := s3test.Start(t)
-	st.CreateBucket(t, "fleet", false)
-	base, err := os.ReadFile(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Put(t, "fleet", "rhcos/rhcos-live.iso", base)
-	next, err := os.ReadFile(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, v1, v2, replace := s3TwoVersions(t, "fleet", "rhcos/rhcos-live.iso")
 
 	f := fleetScenario{
 		isoURL:    "s3://fleet/rhcos/rhcos-live.iso",
@@ -56,13 +44,7 @@ func TestFleetOnS3(t *testing.T) {
 	}
 	f.a2, f.b2 = f.a1.rebuild(t, v2), f.b1.rebuild(t, v2)
 	f.layOutNodes(t)
-	f.change = func() error {
-		_, err := st.Client(st.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{
-			Bucket: aws.String("fleet"), Key: aws.String("rhcos/rhcos-live.iso"), Body: bytes.NewReader(next),
-			ContentLength: aws.Int64(int64(len(next))),
-		})
-		return err
-	}
+	f.change = replace
 
 	// Keys the store does not know: serve runs, not ready, and its log says why.
 	st.Setenv(t, st.Wrong)
@@ -85,6 +67,31 @@ func TestFleetOnS3(t *testing.T) {
 	waitCopied(t, replicas[2], 2)
 	if got := serveMetric(t, replicas[0].url, "sno_iso_origin_copy_complete"); got != -1 || strings.Contains(replicas[0].output(), "local copy") {
 		t.Errorf("the replica started with --iso-copy-dir none made a copy (sno_iso_origin_copy_complete %v):\n%s", got, replicas[0].output())
+	}
+}
+
+// s3TwoVersions starts a store with the pristine fixture at bucket/key, and returns the
+// paths of that ISO and of the version that replace puts in its place (replacedBase).
+func s3TwoVersions(t *testing.T, bucket, key string) (st *s3test.Store, v1, v2 string, replace func() error) {
+	t.Helper()
+	v1 = fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
+	v2 = replacedBase(t, v1)
+	st = s3test.Start(t)
+	st.CreateBucket(t, bucket, false)
+	base, err := os.ReadFile(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Put(t, bucket, key, base)
+	next, err := os.ReadFile(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, v1, v2, func() error {
+		_, err := st.Client(st.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{
+			Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(next), ContentLength: aws.Int64(int64(len(next))),
+		})
+		return err
 	}
 }
 

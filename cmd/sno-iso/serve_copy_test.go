@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -12,15 +11,25 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/sno-iso/sno-iso/internal/fixtures"
-	"github.com/sno-iso/sno-iso/internal/s3test"
 )
 
 // serveMetric is the value of series in the /metrics of the serve at url; -1 when absent.
 func serveMetric(t *testing.T, url, series string) float64 {
+	t.Helper()
+	text, ok := metricText(t, url, series)
+	if !ok {
+		return -1
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// metricText is the value of series in the /metrics of the serve at url, as written there;
+// false when absent.
+func metricText(t *testing.T, url, series string) (string, bool) {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
@@ -30,13 +39,9 @@ func serveMetric(t *testing.T, url, series string) float64 {
 	body, _ := io.ReadAll(resp.Body)
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(body)
 	if m == nil {
-		return -1
+		return "", false
 	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return string(m[1]), true
 }
 
 // waitCopied waits until the serve at s reports its ISO served from a complete local copy
@@ -60,15 +65,7 @@ func waitCopied(t *testing.T, s *servedNode, count int) {
 // further bytes from the store; with the store stopped it serves on and stays ready; an
 // object replaced in the bucket is noticed at a readiness probe, copied and served.
 func TestServeCopiesS3ISO(t *testing.T) {
-	v1 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso")
-	v2 := replacedBase(t, v1)
-	st := s3test.Start(t)
-	st.CreateBucket(t, "isos", false)
-	base, err := os.ReadFile(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Put(t, "isos", "rhcos/rhcos-live.iso", base)
+	st, v1, v2, replace := s3TwoVersions(t, "isos", "rhcos/rhcos-live.iso")
 	st.Setenv(t, st.ReadOnly)
 	nodes := t.TempDir()
 	ign, cfg := serveNodeDir(t, nodes, "sno", serveSnoYAML)
@@ -87,8 +84,8 @@ func TestServeCopiesS3ISO(t *testing.T) {
 	s := startServe(t, "--iso", "s3://isos/rhcos/rhcos-live.iso", "--nodes", nodes, "--iso-copy-dir", copyDir,
 		"--s3-endpoint", st.Endpoint, "--s3-path-style", "--ca-file", st.CAFile)
 	waitCopied(t, s, 1)
-	if got := serveMetric(t, s.url, "sno_iso_origin_copy_bytes"); got != float64(len(base)) {
-		t.Errorf("sno_iso_origin_copy_bytes %v, want %d", got, len(base))
+	if got := serveMetric(t, s.url, "sno_iso_origin_copy_bytes"); got != float64(fileSize(t, v1)) {
+		t.Errorf("sno_iso_origin_copy_bytes %v, want %d", got, fileSize(t, v1))
 	}
 	if entries, err := os.ReadDir(copyDir); err != nil || len(entries) != 0 {
 		t.Errorf("the copy has a name in %s: %v %v", copyDir, entries, err)
@@ -115,12 +112,7 @@ func TestServeCopiesS3ISO(t *testing.T) {
 	st.Restart(t)
 
 	// The object replaced: a readiness probe finds out, and the new version is copied.
-	next, err := os.ReadFile(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Client(st.ReadWrite).PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("isos"),
-		Key: aws.String("rhcos/rhcos-live.iso"), Body: bytes.NewReader(next), ContentLength: aws.Int64(int64(len(next)))}); err != nil {
+	if err := replace(); err != nil {
 		t.Fatal(err)
 	}
 	waitCopied(t, s, 2)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"io"
 	"net"
-	"net/http"
-	"regexp"
 	"testing"
 
 	"github.com/sno-iso/sno-iso/internal/fixtures"
@@ -48,15 +45,9 @@ func TestServeMemoryLimitFromNodeCache(t *testing.T) {
 // memoryLimit is the Go memory limit the serve at url reports in /metrics.
 func memoryLimit(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	limit, ok := metricText(t, url, "go_gc_gomemlimit_bytes")
+	if !ok {
+		t.Fatalf("no go_gc_gomemlimit_bytes in /metrics of %s", url)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindSubmatch(body)
-	if m == nil {
-		t.Fatalf("no go_gc_gomemlimit_bytes in /metrics:\n%s", body)
-	}
-	return string(m[1])
+	return limit
 }
