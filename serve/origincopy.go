@@ -38,10 +38,12 @@ var errCopyStale = errors.New("the version copied is no longer the one served")
 // errCopyMismatch says that the copy's bytes do not name the version opened.
 var errCopyMismatch = errors.New("the copy's bytes are not those of the version opened")
 
-// startCopyLocked starts copying iso, just opened at its origin and now served, unless no
-// copy is wanted. s.mu is held.
-func (s *Server) startCopyLocked(iso *isoState) {
-	if s.cfg.ISOCopyDir == "" || s.closed {
+// startCopy starts copying iso, just opened at its origin, unless no copy is wanted or iso
+// is no longer the version served.
+func (s *Server) startCopy(iso *isoState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.ISOCopyDir == "" || s.closed || s.iso != iso || iso.retired {
 		return
 	}
 	var ctx context.Context
@@ -128,7 +130,11 @@ func createTempUnlinked(dir string) (*os.File, error) {
 // after a bounded back-off, until ctx ends; a new version at the origin or a failed write
 // ends the copy.
 func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, f *os.File) error {
-	c := &spanCopier{obj: obj, f: f, hash: sha256.New(), buf: make([]byte, copyBufferSize), copied: s.metrics.originCopyBytes.Set}
+	c := &spanCopier{obj: obj, f: f, hash: sha256.New(), buf: make([]byte, copyBufferSize), copied: func(n float64) {
+		if ctx.Err() == nil { // a copy stopped for a new version's leaves the gauge to it
+			s.metrics.originCopyBytes.Set(n)
+		}
+	}}
 	failures := 0
 	for c.off < obj.Size() {
 		progressed, err := c.span(ctx, min(copySpanSize, obj.Size()-c.off))

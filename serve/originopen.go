@@ -130,7 +130,6 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 			closed, changed := s.closed, s.opening.changed
 			if !closed {
 				s.iso, s.opening = iso, nil
-				s.startCopyLocked(iso)
 			}
 			s.mu.Unlock()
 			switch {
@@ -142,6 +141,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 			default:
 				s.log.Printf("ready: %s answers now", iso.path)
 			}
+			s.startCopy(iso)
 			return
 		}
 		// New returns a misconfigured origin's error: nothing to retry or log.
