@@ -148,7 +148,8 @@ var examples = map[string][]example{
 		{line: "sno-iso serve --iso rhcos-live.x86_64.iso --nodes nodes --listen :8080",
 			does: "serve every node of ./nodes at http://HOST:8080/TOKEN/NODE.iso", needs: needsServer},
 		{line: "sno-iso serve --iso s3://images/rhcos-live.x86_64.iso --nodes nodes --listen :8080",
-			does: "read the live ISO by ranges from S3 (credentials from AWS_* or ~/.aws)", needs: needsServer},
+			does:  "read the live ISO from S3 (credentials from AWS_* or ~/.aws), copied once to $TMPDIR and served from there",
+			needs: needsServer},
 		{line: "sno-iso serve urls --nodes nodes --base-url http://192.0.2.10:8080", does: "print the nodes' URLs"},
 	},
 	"sno-iso serve urls": {
