@@ -153,8 +153,8 @@ func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, f *os.File) e
 		if failures == 1 {
 			s.log.Printf("the copy of %s stopped at byte %d: %v; resuming it, at most %s apart", obj, c.off, err, originRetryLimit)
 		}
-		if !sleepCtx(ctx, wait) {
-			return ctx.Err()
+		if err := httpsem.Sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 	if want := obj.SHA256(); want != "" {
@@ -198,18 +198,6 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 		}
 	}
 	return progressed, nil
-}
-
-// sleepCtx waits d; false when ctx ends first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // serveCopy makes the complete copy f of iso the version served, if iso still is: the same
