@@ -44,6 +44,10 @@ type S3Options struct {
 var (
 	// ErrNoCredentials says the SDK's default chain found no credentials.
 	ErrNoCredentials = errors.New("no AWS credentials found")
+	// ErrCredentialsRefused says AWS STS refused to hand out credentials for the chain's role:
+	// a web identity token it does not accept (invalid, expired, another audience) or a role
+	// that does not trust it.
+	ErrCredentialsRefused = errors.New("AWS STS refused to issue credentials")
 	// ErrNoRegion says neither the options nor the SDK's chain name a region.
 	ErrNoRegion = errors.New("no AWS region set")
 	// ErrAccessDenied says the store refused the credentials or what they may do.
@@ -157,6 +161,9 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 		return nil, ErrNoRegion
 	}
 	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		if refused := stsRefusal(err); refused != nil {
+			return nil, refused
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNoCredentials, err)
 	}
 	return client, nil
@@ -225,6 +232,10 @@ func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.
 		resp.Body = out.Body
 		return resp, nil
 	}
+	// A refresh of the credentials that STS refused carries STS's answer, not the store's.
+	if refused := stsRefusal(err); refused != nil {
+		return nil, refused
+	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil || re.HTTPStatusCode() == 0 {
 		if err := contextError(err); err != nil {
@@ -267,9 +278,13 @@ func S3ErrorKind(status int, code string) error {
 	return nil
 }
 
-// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries; nil when err
-// holds no answer.
+// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries,
+// ErrCredentialsRefused when it carries AWS STS's refusal to refresh the credentials instead,
+// and nil when err holds no answer.
 func S3ErrorKindOf(err error) error {
+	if stsRefusal(err) != nil {
+		return ErrCredentialsRefused
+	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) {
 		return nil
@@ -279,6 +294,23 @@ func S3ErrorKindOf(err error) error {
 		code = apiErr.ErrorCode()
 	}
 	return S3ErrorKind(re.HTTPStatusCode(), code)
+}
+
+// stsRefusal is ErrCredentialsRefused with AWS STS's error code and message when err holds
+// STS's error answer to the request for the chain's credentials (a web identity token or an
+// assumed role); nil otherwise.
+func stsRefusal(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		// "STS" is the service ID of aws-sdk-go-v2/service/sts, which the chain calls.
+		if op, ok := e.(*smithy.OperationError); ok && op.ServiceID == "STS" {
+			var apiErr smithy.APIError
+			if !errors.As(op.Err, &apiErr) {
+				return nil
+			}
+			return fmt.Errorf("%w (%s: %s)", ErrCredentialsRefused, apiErr.ErrorCode(), apiErr.ErrorMessage())
+		}
+	}
+	return nil
 }
 
 // s3StatusError types an S3 store's error answer, whose body S3RoundTripper made its error
