@@ -117,11 +117,19 @@ func (o *Object) openS3(ctx context.Context, name string) error {
 	return nil
 }
 
+// credentialsRefreshWindow is how long before they expire temporary credentials are
+// renewed: the SDK's cache renews those of a web identity token only once they have
+// expired, when a request signed a moment before reaches the store after, or the store's
+// clock runs ahead, and is refused. The SDK's larger windows (container credentials) stay.
+const credentialsRefreshWindow = time.Minute
+
 // NewS3Client is the client Open reads s3:// objects with, for other requests to the same
 // store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
 // opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections and responses bounded by opts.IdleTimeout
 // (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
-// or credentials are ErrNoRegion and ErrNoCredentials.
+// or credentials are ErrNoRegion and ErrNoCredentials, credentials STS refuses
+// ErrCredentialsRefused; temporary ones are renewed credentialsRefreshWindow before they
+// expire.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	idle := cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
@@ -134,7 +142,10 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs.Clone(), MinVersion: tls.VersionTLS12}
 		}
 	})
-	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}
+	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient),
+		config.WithCredentialsCacheOptions(func(o *aws.CredentialsCacheOptions) {
+			o.ExpiryWindow = max(o.ExpiryWindow, credentialsRefreshWindow)
+		})}
 	if opts.S3.Region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(opts.S3.Region))
 	}

@@ -57,15 +57,19 @@ func rotateToken(t *testing.T, tokenFile, token string) {
 	}
 }
 
-// waitPastExpiry returns once the credentials the STS handed out last have expired.
-func waitPastExpiry(t *testing.T, sts *s3test.STS) {
+// waitForRefresh returns once the credentials the STS handed out last are due for renewal:
+// credentialsRefreshWindow before they expire.
+func waitForRefresh(t *testing.T, sts *s3test.STS) {
 	t.Helper()
-	left := time.Until(sts.Expires())
+	left := time.Until(sts.Expires().Add(-credentialsRefreshWindow))
 	if left > time.Minute {
-		t.Fatalf("the credentials expire in %v: not a short-lived grant", left)
+		t.Fatalf("the credentials are due for renewal in %v: not a short-lived grant", left)
 	}
 	time.Sleep(left + 50*time.Millisecond)
 }
+
+// shortLived is the lifetime of credentials due for renewal soon after they are handed out.
+const shortLived = credentialsRefreshWindow + 3*time.Second
 
 // signingCredentials are the credentials obj's requests are signed with now.
 func signingCredentials(t *testing.T, obj *Object) aws.Credentials {
@@ -83,7 +87,7 @@ func signingCredentials(t *testing.T, obj *Object) aws.Credentials {
 
 // TestS3WebIdentity reads an object of a real S3 store (SeaweedFS over TLS) with credentials
 // the SDK's default chain got for a web identity token (IRSA) from a fake STS: every request
-// is signed with them, they are refreshed with the token file's current token once they
+// is signed with them, they are renewed with the token file's current token before they
 // expire, and a token or role the STS refuses is ErrCredentialsRefused, at open and at a
 // refresh.
 func TestS3WebIdentity(t *testing.T) {
@@ -125,10 +129,10 @@ func TestS3WebIdentity(t *testing.T) {
 		}
 	})
 
-	t.Run("refreshed after expiry with the rotated token", func(t *testing.T) {
-		// Short-lived credentials: the SDK's cache (no expiry window for web identity) asks
-		// the STS again at the first request after they expire, with the file read anew.
-		sts, tokenFile, opts := webIdentity(t, st, "token-1", 3*time.Second, 12,
+	t.Run("renewed before expiry with the rotated token", func(t *testing.T) {
+		// The first request due for renewal, before the credentials expire, asks the STS
+		// again, with the token file read anew.
+		sts, tokenFile, opts := webIdentity(t, st, "token-1", shortLived, 12,
 			map[string]s3test.Keys{"token-1": st.Session[0], "token-2": st.Session[1]})
 		obj, err := Open(ctx, name, opts)
 		if err != nil {
@@ -136,11 +140,15 @@ func TestS3WebIdentity(t *testing.T) {
 		}
 		wantRange(t, obj, 0, 100_000)
 		rotateToken(t, tokenFile, "token-2")
-		waitPastExpiry(t, sts)
+		waitForRefresh(t, sts)
+		expires := sts.Expires()
 		wantRange(t, obj, 1000, 200_000)
 		got := sts.Received()
 		if len(got) < 2 || got[len(got)-1] != "token-2" || slices.Contains(got[:len(got)-1], "token-2") {
-			t.Fatalf("the STS was sent %q, want token-1 until the rotation, then token-2 once its grant expired", got)
+			t.Fatalf("the STS was sent %q, want token-1 until the rotation, then token-2 once its grant was due for renewal", got)
+		}
+		if !time.Now().Before(expires) {
+			t.Errorf("the credentials were renewed after they expired at %v", expires)
 		}
 		if c := signingCredentials(t, obj); c.AccessKeyID != st.Session[1].AccessKeyID {
 			t.Errorf("after the refresh requests are signed by %s, want the new grant's %s", c.AccessKeyID, st.Session[1].AccessKeyID)
@@ -185,13 +193,13 @@ func TestS3WebIdentity(t *testing.T) {
 	})
 
 	t.Run("token refused at a refresh", func(t *testing.T) {
-		sts, tokenFile, opts := webIdentity(t, st, "token-1", 3*time.Second, 12, map[string]s3test.Keys{"token-1": st.Session[0]})
+		sts, tokenFile, opts := webIdentity(t, st, "token-1", shortLived, 12, map[string]s3test.Keys{"token-1": st.Session[0]})
 		obj, err := Open(ctx, name, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rotateToken(t, tokenFile, "token-revoked")
-		waitPastExpiry(t, sts)
+		waitForRefresh(t, sts)
 		_, err = obj.Range(ctx, 0, 100)
 		refused(t, err, "InvalidIdentityToken")
 		if obj.Changed() {
