@@ -34,6 +34,7 @@ type STS struct {
 	maxRequests                 int
 
 	mu       sync.Mutex
+	requests int
 	grants   map[string]Keys // the tokens it accepts, and the keys each gets
 	received []string        // every token it was sent, in order
 	expires  time.Time       // the latest Expiration it handed out
@@ -69,7 +70,7 @@ func (s *STS) Expires() time.Time {
 func (s *STS) serve(t testing.TB, w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.received) >= s.maxRequests {
+	if s.requests++; s.requests > s.maxRequests {
 		t.Errorf("fake STS: more than %d requests", s.maxRequests)
 		stsError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "too many requests for this test")
 		return
@@ -95,6 +96,7 @@ func (s *STS) serve(t testing.TB, w http.ResponseWriter, r *http.Request) {
 		t.Errorf("fake STS: sent a token that is not the token file's content now (%v)", err)
 	}
 	if r.PostForm.Get("RoleSessionName") != s.session {
+		t.Errorf("fake STS: RoleSessionName %q, want AWS_ROLE_SESSION_NAME's %q", r.PostForm.Get("RoleSessionName"), s.session)
 		stsError(w, http.StatusBadRequest, "MissingParameter", "RoleSessionName is not the one the test set")
 		return
 	}
