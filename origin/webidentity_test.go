@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/sno-iso/sno-iso/internal/s3test"
 )
 
@@ -246,12 +248,20 @@ func TestS3WebIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		client, err := NewS3Client(ctx, opts) // as download --upload's
+		if err != nil {
+			t.Fatal(err)
+		}
 		rotateToken(t, tokenFile, "token-revoked")
 		waitForRefresh(t, sts)
 		_, err = obj.Range(ctx, 0, 100)
 		refused(t, err, "InvalidIdentityToken")
 		if obj.Changed() {
 			t.Error("a refused refresh marked the object changed")
+		}
+		_, err = client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("isos"), Key: aws.String("rhcos/live.iso")})
+		if kind := S3ErrorKindOf(err); kind != ErrCredentialsRefused {
+			t.Errorf("S3ErrorKindOf(%v) = %v, want ErrCredentialsRefused: STS's answer is not the store's", err, kind)
 		}
 	})
 }
