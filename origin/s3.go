@@ -44,6 +44,10 @@ type S3Options struct {
 var (
 	// ErrNoCredentials says the SDK's default chain found no credentials.
 	ErrNoCredentials = errors.New("no AWS credentials found")
+	// ErrCredentialsRefused says AWS STS refused to hand out credentials for the chain's role:
+	// a web identity token it does not accept (invalid, expired, another audience) or a role
+	// that does not trust it.
+	ErrCredentialsRefused = errors.New("AWS STS refused to issue credentials")
 	// ErrNoRegion says neither the options nor the SDK's chain name a region.
 	ErrNoRegion = errors.New("no AWS region set")
 	// ErrAccessDenied says the store refused the credentials or what they may do.
@@ -113,11 +117,19 @@ func (o *Object) openS3(ctx context.Context, name string) error {
 	return nil
 }
 
+// credentialsRefreshWindow is how long before they expire temporary credentials are
+// renewed: the SDK's cache renews those of a web identity token only once they have
+// expired, when a request signed a moment before reaches the store after, or the store's
+// clock runs ahead, and is refused. The SDK's larger windows (container credentials) stay.
+const credentialsRefreshWindow = time.Minute
+
 // NewS3Client is the client Open reads s3:// objects with, for other requests to the same
 // store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
 // opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections and responses bounded by opts.IdleTimeout
 // (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
-// or credentials are ErrNoRegion and ErrNoCredentials.
+// or credentials are ErrNoRegion and ErrNoCredentials, credentials STS refuses
+// ErrCredentialsRefused; temporary ones are renewed credentialsRefreshWindow before they
+// expire.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	idle := cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
@@ -130,7 +142,10 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 			tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs.Clone(), MinVersion: tls.VersionTLS12}
 		}
 	})
-	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient)}
+	loadOpts := []func(*config.LoadOptions) error{config.WithHTTPClient(httpClient),
+		config.WithCredentialsCacheOptions(func(o *aws.CredentialsCacheOptions) {
+			o.ExpiryWindow = max(o.ExpiryWindow, credentialsRefreshWindow)
+		})}
 	if opts.S3.Region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(opts.S3.Region))
 	}
@@ -157,6 +172,9 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 		return nil, ErrNoRegion
 	}
 	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		if refused := stsRefusal(err); refused != nil {
+			return nil, refused
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNoCredentials, err)
 	}
 	return client, nil
@@ -225,6 +243,10 @@ func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.
 		resp.Body = out.Body
 		return resp, nil
 	}
+	// A refresh of the credentials that STS refused carries STS's answer, not the store's.
+	if refused := stsRefusal(err); refused != nil {
+		return nil, refused
+	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil || re.HTTPStatusCode() == 0 {
 		if err := contextError(err); err != nil {
@@ -267,9 +289,13 @@ func S3ErrorKind(status int, code string) error {
 	return nil
 }
 
-// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries; nil when err
-// holds no answer.
+// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries,
+// ErrCredentialsRefused when it carries AWS STS's refusal to refresh the credentials instead,
+// and nil when err holds no answer.
 func S3ErrorKindOf(err error) error {
+	if stsRefusal(err) != nil {
+		return ErrCredentialsRefused
+	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) {
 		return nil
@@ -279,6 +305,23 @@ func S3ErrorKindOf(err error) error {
 		code = apiErr.ErrorCode()
 	}
 	return S3ErrorKind(re.HTTPStatusCode(), code)
+}
+
+// stsRefusal is ErrCredentialsRefused with AWS STS's error code and message when err holds
+// STS's error answer to the request for the chain's credentials (a web identity token or an
+// assumed role); nil otherwise.
+func stsRefusal(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		// "STS" is the service ID of aws-sdk-go-v2/service/sts, which the chain calls.
+		if op, ok := e.(*smithy.OperationError); ok && op.ServiceID == "STS" {
+			var apiErr smithy.APIError
+			if !errors.As(op.Err, &apiErr) {
+				return nil
+			}
+			return fmt.Errorf("%w (%s: %s)", ErrCredentialsRefused, apiErr.ErrorCode(), apiErr.ErrorMessage())
+		}
+	}
+	return nil
 }
 
 // s3StatusError types an S3 store's error answer, whose body S3RoundTripper made its error

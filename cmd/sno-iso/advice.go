@@ -41,12 +41,20 @@ var advice = []struct {
 		"the shared files ~/.aws/credentials and ~/.aws/config (AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), " +
 		"a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN: IRSA), container credentials " +
 		"(AWS_CONTAINER_CREDENTIALS_FULL_URI: EKS Pod Identity, ECS) and the EC2 instance metadata service: set one"},
+	{origin.ErrCredentialsRefused, credentialsRefusedAdvice},
 	{origin.ErrNoRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
 	{origin.ErrWrongRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
 	{origin.ErrAccessDenied, "; check the credentials the AWS SDK found (AWS_ACCESS_KEY_ID and its secret, or AWS_PROFILE's) and " +
 		"that they may read the object (s3:GetObject)"},
 	{origin.ErrNotFound, "; check the bucket and key of the s3:// URL, and --s3-endpoint and --s3-path-style for an on-premises store"},
 }
+
+// credentialsRefusedAdvice is what to check when AWS STS refuses the credentials of the
+// chain's role.
+const credentialsRefusedAdvice = "; check the web identity token in the file AWS_WEB_IDENTITY_TOKEN_FILE names (IRSA: the " +
+	"service account's projected token, with the audience sts.amazonaws.com) and that the role AWS_ROLE_ARN names trusts " +
+	"its issuer and service account (the role's trust policy, the service account's eks.amazonaws.com/role-arn annotation); " +
+	"with AWS_PROFILE, its web_identity_token_file and role_arn"
 
 // errorText is what the user reads of err: its text, followed by the advice of the first
 // library error it wraps that has some.

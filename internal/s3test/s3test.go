@@ -59,6 +59,9 @@ type Store struct {
 	// ReadWrite may create buckets and write objects; ReadOnly may only read and list; Wrong
 	// is a well-formed key pair the store does not know.
 	ReadWrite, ReadOnly, Wrong Keys
+	// Session are read-only identities for a fake STS to hand out as temporary credentials
+	// (see STS).
+	Session [2]Keys
 
 	dir    string
 	bin    string
@@ -97,7 +100,8 @@ func Launch(bin string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, bin: bin, log: &logBuffer{}, ReadWrite: newKeys("RW"), ReadOnly: newKeys("RO"), Wrong: newKeys("NO")}
+	s := &Store{dir: dir, bin: bin, log: &logBuffer{}, ReadWrite: newKeys("RW"), ReadOnly: newKeys("RO"), Wrong: newKeys("NO"),
+		Session: [2]Keys{newKeys("S0"), newKeys("S1")}}
 	if err := s.writeConfig(); err != nil {
 		s.Remove()
 		return nil, err
@@ -153,6 +157,8 @@ func (s *Store) writeConfig() error {
 	ids, err := json.Marshal(map[string][]identity{"identities": {
 		{"readwrite", []cred{{s.ReadWrite.AccessKeyID, s.ReadWrite.SecretAccessKey}}, []string{"Admin", "Read", "Write", "List", "Tagging"}},
 		{"readonly", []cred{{s.ReadOnly.AccessKeyID, s.ReadOnly.SecretAccessKey}}, []string{"Read", "List"}},
+		{"session0", []cred{{s.Session[0].AccessKeyID, s.Session[0].SecretAccessKey}}, []string{"Read", "List"}},
+		{"session1", []cred{{s.Session[1].AccessKeyID, s.Session[1].SecretAccessKey}}, []string{"Read", "List"}},
 	}})
 	if err != nil {
 		return err
@@ -418,7 +424,7 @@ func IsolatedEnv(dir string) []string {
 		"AWS_CONFIG_FILE=" + filepath.Join(dir, "no-aws-config"),
 		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(dir, "no-aws-credentials"),
 		"AWS_PROFILE=", "AWS_DEFAULT_PROFILE=", "AWS_SESSION_TOKEN=",
-		"AWS_WEB_IDENTITY_TOKEN_FILE=", "AWS_ROLE_ARN=",
+		"AWS_WEB_IDENTITY_TOKEN_FILE=", "AWS_ROLE_ARN=", "AWS_ROLE_SESSION_NAME=", "AWS_ENDPOINT_URL_STS=",
 		"AWS_CONTAINER_CREDENTIALS_FULL_URI=", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI=", "AWS_CONTAINER_AUTHORIZATION_TOKEN=",
 		"AWS_EC2_METADATA_DISABLED=true",
 		"AWS_ENDPOINT_URL=", "AWS_DEFAULT_REGION=",
