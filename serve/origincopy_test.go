@@ -301,6 +301,10 @@ func TestOriginCopyReplaced(t *testing.T) {
 	if err != nil || !bytes.Equal(append(head, rest...), old) {
 		t.Errorf("the download begun on the old copy: %v, the old version's bytes: %v", err, bytes.Equal(append(head, rest...), old))
 	}
+	resp.Body.Close()
+	// The old copy's space is freed once its last download ended; the new copy's when the
+	// server closes.
+	waitOpenCopies(t, h.srv.cfg.ISOCopyDir, 1)
 	h.iso = newISO
 	before := store.sent.Load()
 	next, body := h.get("/a.iso")
@@ -310,6 +314,34 @@ func TestOriginCopyReplaced(t *testing.T) {
 	}
 	if store.sent.Load() != before {
 		t.Errorf("the new version was read from the origin (%d bytes), not its copy", store.sent.Load()-before)
+	}
+	h.http.Close()
+	h.srv.Close()
+	waitOpenCopies(t, h.srv.cfg.ISOCopyDir, 0)
+}
+
+// waitOpenCopies waits until this process holds want files open in dir (copies have no name:
+// /proc shows them as dir/#INODE (deleted)), failing the test after a bound.
+func waitOpenCopies(t *testing.T, dir string, want int) {
+	t.Helper()
+	var open []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		open = open[:0]
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			testenv.Missing(t, "no /proc/self/fd: %v", err)
+		}
+		for _, fd := range fds {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(target, dir+"/") {
+				open = append(open, target)
+			}
+		}
+		if len(open) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d files open in %s, want %d: %q", len(open), dir, want, open)
+		}
 	}
 }
 
