@@ -22,6 +22,9 @@ type Config struct {
 	// ends): once complete and checked, the ISO is served from it, and the origin is only asked
 	// whether the object changed. Empty serves every download from the origin.
 	ISOCopyDir string
+	// originWatchEvery is how often the origin of a version served from its copy is checked;
+	// 0 means originCheckInterval. Tests shorten it.
+	originWatchEvery time.Duration
 	// NodesDir holds a directory per node, named after the node, laid out as
 	// nodedir.Inputs reads it.
 	NodesDir string

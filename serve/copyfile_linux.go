@@ -10,13 +10,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// freeSpace is what an unprivileged writer may still write in dir's file system.
-func freeSpace(dir string) (int64, error) {
+// dirSpace says what an unprivileged writer may still write in dir's file system, and
+// whether that is a tmpfs, whose files are memory.
+func dirSpace(dir string) (free int64, inRAM bool, err error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, &os.PathError{Op: "statfs", Path: dir, Err: err}
+		return 0, false, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+	return int64(st.Bavail) * int64(st.Bsize), st.Type == unix.TMPFS_MAGIC, nil
 }
 
 // createUnlinked creates a file in dir that has no name (O_TMPFILE): it is gone when closed,

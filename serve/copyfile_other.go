@@ -4,10 +4,10 @@ package serve
 
 import "os"
 
-// freeSpace is unknown here (-1): the writes find out.
-func freeSpace(dir string) (int64, error) {
-	_, err := os.Stat(dir)
-	return -1, err
+// dirSpace is unknown here (-1): the writes find out.
+func dirSpace(dir string) (free int64, inRAM bool, err error) {
+	_, err = os.Stat(dir)
+	return -1, false, err
 }
 
 // createUnlinked creates a file in dir and removes its name at once; where an open file

@@ -20,7 +20,8 @@ const (
 )
 
 // Admin answers /healthz (the process answers, whatever the origin does), /readyz (the ISO is
-// parsed and readable, its origin answers with the version being served, the nodes directory
+// parsed and readable, its origin answers with the version being served unless that is served
+// from its complete local copy, the nodes directory
 // is listed, and a pre-signed ISO URL is not within minutes of its expiry: 503 with the
 // reason otherwise; a probe while the origin has not answered yet asks for an attempt) and
 // /metrics (Prometheus). A node whose files are broken leaves the server ready: its requests
@@ -65,8 +66,10 @@ func (s *Server) ready(ctx context.Context) error {
 	}
 	object, local := iso.object, iso.local != nil
 	s.releaseISO(iso)
-	if object != nil {
-		if err := s.checkOrigin(ctx, object, local); err != nil {
+	// A version served from its copy is ready whatever its origin answers, and the watcher
+	// asks the origin (watchOrigin): a probe never waits on it.
+	if object != nil && !local {
+		if err := s.checkOrigin(ctx, object); err != nil {
 			return err
 		}
 	}
@@ -81,17 +84,11 @@ func (s *Server) ready(ctx context.Context) error {
 const originCheckInterval = 5 * time.Second
 
 // checkOrigin asks the origin for a byte of the version being served, at most once per
-// originCheckInterval. A new version there is opened now: ready only if it can be served. An
-// origin that does not answer leaves a server ready that serves its local copy (local): that
-// serves on, and a store's blip must not take every replica out of the balancer at once; the
-// log says so once.
-func (s *Server) checkOrigin(ctx context.Context, object *origin.Object, local bool) error {
+// originCheckInterval. A new version there is opened now: ready only if it can be served.
+func (s *Server) checkOrigin(ctx context.Context, object *origin.Object) error {
 	s.originCheck.Lock()
 	defer s.originCheck.Unlock()
 	if s.originChecked == object && time.Since(s.originCheckedAt) < s.originCheckEvery {
-		if local {
-			return nil
-		}
 		return s.originCheckErr
 	}
 	err := object.Check(ctx)
@@ -104,17 +101,7 @@ func (s *Server) checkOrigin(ctx context.Context, object *origin.Object, local b
 		s.releaseISO(iso)
 		return nil
 	}
-	if err != nil {
-		err = fmt.Errorf("the ISO's origin does not answer: %w", err)
-		if local && (s.originCheckErr == nil || s.originCheckErr.Error() != err.Error()) {
-			s.log.Printf("%v; serving the local copy of the version opened, and ready", err)
-		}
-	}
-	s.originChecked, s.originCheckedAt, s.originCheckErr = object, time.Now(), err
-	if local {
-		return nil
-	}
-	return err
+	return s.noteOriginCheckLocked(object, err, false)
 }
 
 // ServeAdmin answers Admin's endpoints on ln until ctx ends, with the main listener's limits.

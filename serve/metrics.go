@@ -29,6 +29,7 @@ type metrics struct {
 	originErrors        prometheus.Counter
 	originBytes         prometheus.Counter
 	originCopyBytes     prometheus.Gauge
+	originCheckOK       prometheus.Gauge
 	nodeCacheHits       prometheus.Counter
 	nodeCacheMisses     prometheus.Counter
 	nodeCacheBytes      prometheus.Gauge
@@ -74,6 +75,10 @@ func newMetrics() *metrics {
 			Name: "sno_iso_origin_copy_bytes",
 			Help: "Bytes of the ISO given by URL copied to local disk so far, for the version being copied or served from its copy.",
 		}),
+		originCheckOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sno_iso_origin_check_ok",
+			Help: "1 when the origin of the ISO given by URL answered the last check or open with the version served, 0 when it failed.",
+		}),
 		nodeCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sno_iso_node_cache_hits_total", Help: "Requests whose node was found prepared in the node cache.",
 		}),
@@ -111,6 +116,19 @@ func (m *metrics) watchCopy(complete func() bool) {
 		}
 		return 0
 	}))
+}
+
+// watchOrigin publishes whether the origin of the ISO answers (setOriginCheckOK).
+func (m *metrics) watchOrigin() {
+	m.registry.MustRegister(m.originCheckOK)
+}
+
+func (m *metrics) setOriginCheckOK(ok bool) {
+	if ok {
+		m.originCheckOK.Set(1)
+	} else {
+		m.originCheckOK.Set(0)
+	}
 }
 
 func (m *metrics) handler() http.Handler {

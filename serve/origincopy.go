@@ -26,8 +26,10 @@ const (
 	copySpanSize = 64 << 20
 	// copyBufferSize is the copy's one buffer: its memory does not grow with the ISO.
 	copyBufferSize = 256 << 10
-	// copyHeadroom is the free space the copy leaves beside it, for the minimal and grown ISOs
-	// that share the temporary directory.
+	// copyHeadroom is the least free space the copy leaves beside it; it leaves an eighth of
+	// the ISO's size when that is more (copyRoom). Minimal and grown ISOs are made in
+	// Config.TempDir, often the same file system: a minimal ISO is about a tenth of the ISO, a
+	// grown one its full size, so a disk shared with many grown ISOs needs room of its own.
 	copyHeadroom = 64 << 20
 )
 
@@ -49,21 +51,23 @@ func (s *Server) startCopy(iso *isoState) {
 	var ctx context.Context
 	ctx, iso.stopCopy = context.WithCancel(s.ctx)
 	s.closing.Add(1)
-	go s.copyOrigin(ctx, iso)
+	go s.copyRetrying(ctx, iso)
 }
 
 // copyOrigin copies iso from its origin to an unlinked file in Config.ISOCopyDir and serves
-// it from there once complete; otherwise it says why, and the origin serves on. It ends when
-// ctx does (iso retired, or the server closed).
-func (s *Server) copyOrigin(ctx context.Context, iso *isoState) {
-	defer s.closing.Done()
+// it from there once complete; otherwise the origin serves on, and it says why: in the log,
+// or by returning the error of a copy that may succeed later (no room, a failed write). It
+// ends when ctx does (iso retired, or the server closed).
+func (s *Server) copyOrigin(ctx context.Context, iso *isoState) error {
 	obj, dir := iso.object, s.cfg.ISOCopyDir
 	start := time.Now()
 	s.metrics.originCopyBytes.Set(0)
-	f, err := createCopy(dir, obj.Size())
+	f, inRAM, err := createCopy(dir, obj.Size())
 	if err != nil {
-		s.log.Printf("not copying %s to local disk: %v; serving it from its origin", obj, err)
-		return
+		return fmt.Errorf("not copying %s to local disk: %w", obj, err)
+	}
+	if inRAM {
+		s.log.Printf("%s is a tmpfs: the copy takes %d bytes of memory; copy to a directory on disk instead", dir, obj.Size())
 	}
 	s.log.Printf("copying %s (%d bytes) to %s, to serve it from there once complete", obj, obj.Size(), dir)
 	err = s.fillCopy(ctx, obj, f)
@@ -72,9 +76,12 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) {
 	}
 	if err == nil {
 		s.log.Printf("serving %s from the local copy: %d bytes in %s", obj, obj.Size(), time.Since(start).Round(time.Millisecond))
-		return
+		return nil
 	}
 	f.Close()
+	if ctx.Err() == nil { // a copy stopped for a new version's leaves the gauge to it
+		s.metrics.originCopyBytes.Set(0)
+	}
 	var digest *origin.DigestError
 	switch {
 	case errors.As(err, &digest):
@@ -86,30 +93,33 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) {
 	case ctx.Err() != nil || errors.Is(err, errCopyStale):
 		// Replaced or shutting down: the new version, if any, has a copy of its own.
 	default:
-		s.log.Printf("the copy of %s failed: %v; serving it from its origin", obj, err)
+		return fmt.Errorf("the copy of %s failed: %w", obj, err)
 	}
+	return nil
 }
 
 // createCopy makes the unlinked file of a copy of size bytes in dir, after checking that dir
-// has room for it.
-func createCopy(dir string, size int64) (*os.File, error) {
-	free, err := freeSpace(dir)
+// has room for it; inRAM says that dir is a tmpfs.
+func createCopy(dir string, size int64) (f *os.File, inRAM bool, err error) {
+	free, inRAM, err := dirSpace(dir)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if need := size + copyHeadroom; free >= 0 && free < need {
-		return nil, fmt.Errorf("%s has %d bytes free, the copy needs %d (with %d to spare)", dir, free, need, int64(copyHeadroom))
+	if room := copyRoom(size); free >= 0 && free < size+room {
+		return nil, false, fmt.Errorf("%s has %d bytes free, the copy needs %d (with %d to spare)", dir, free, size+room, room)
 	}
-	f, err := createUnlinked(dir)
-	if err != nil {
-		return nil, err
+	if f, err = createUnlinked(dir); err != nil {
+		return nil, false, err
 	}
 	if err := reserve(f, size); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("reserving %d bytes in %s: %w", size, dir, err)
+		return nil, false, fmt.Errorf("reserving %d bytes in %s: %w", size, dir, err)
 	}
-	return f, nil
+	return f, inRAM, nil
 }
+
+// copyRoom is the free space a copy of size bytes leaves beside it.
+func copyRoom(size int64) int64 { return max(copyHeadroom, size/8) }
 
 // createTempUnlinked creates a file in dir and removes its name at once: it lives as long as
 // it is open.
@@ -130,11 +140,14 @@ func createTempUnlinked(dir string) (*os.File, error) {
 // after a bounded back-off, until ctx ends; a new version at the origin or a failed write
 // ends the copy.
 func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, f *os.File) error {
-	c := &spanCopier{obj: obj, f: f, hash: sha256.New(), buf: make([]byte, copyBufferSize), copied: func(n float64) {
+	c := &spanCopier{obj: obj, f: f, buf: make([]byte, copyBufferSize), copied: func(n float64) {
 		if ctx.Err() == nil { // a copy stopped for a new version's leaves the gauge to it
 			s.metrics.originCopyBytes.Set(n)
 		}
 	}}
+	if obj.SHA256() != "" { // else nothing to check a hash against (http(s) origins)
+		c.hash = sha256.New()
+	}
 	failures := 0
 	for c.off < obj.Size() {
 		progressed, err := c.span(ctx, min(copySpanSize, obj.Size()-c.off))
@@ -169,7 +182,7 @@ func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, f *os.File) e
 type spanCopier struct {
 	obj    *origin.Object
 	f      *os.File
-	hash   hash.Hash
+	hash   hash.Hash // nil when nothing is checked
 	buf    []byte
 	off    int64 // the bytes before it are written
 	copied func(float64)
@@ -188,7 +201,9 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 			if _, err := c.f.WriteAt(c.buf[:k], c.off); err != nil {
 				return progressed, fmt.Errorf("writing the copy: %w", err)
 			}
-			c.hash.Write(c.buf[:k])
+			if c.hash != nil {
+				c.hash.Write(c.buf[:k])
+			}
 			c.off += int64(k)
 			progressed = true
 			c.copied(float64(c.off))
@@ -201,13 +216,13 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 }
 
 // serveCopy makes the complete copy f of iso the version served, if iso still is: the same
-// identity, dates and origin object (the readiness probes go on asking the origin whether the
-// object changed), read from the file. Requests under way finish on iso, which is closed after
+// identity, dates and origin object (watchOrigin goes on asking the origin whether the object
+// changed), read from the file. Requests under way finish on iso, which is closed after
 // the last one.
 func (s *Server) serveCopy(iso *isoState, f *os.File) error {
 	local, err := isobuilder.OpenReader(f, iso.object.Size())
 	if err != nil {
-		return fmt.Errorf("parsing the copy: %w", err)
+		return fmt.Errorf("%w: parsing it: %w", errCopyMismatch, err)
 	}
 	id, err := isoIdentity(local)
 	if err != nil {
@@ -228,6 +243,7 @@ func (s *Server) serveCopy(iso *isoState, f *os.File) error {
 	}
 	s.retireLocked(iso)
 	s.iso = copied
+	s.startWatchLocked(copied)
 	return nil
 }
 

@@ -23,7 +23,8 @@ import (
 )
 
 // copyStore is an objectStore whose answers the test shapes: the x-amz-meta-sha256 it
-// records, and what the copy's Range requests (the whole object, conditional) get.
+// records, and what the copy's Range requests (the whole object, conditional) get. sent
+// counts the bytes of every answer but the checks of a byte.
 type copyStore struct {
 	*objectStore
 	mu     sync.Mutex
@@ -71,7 +72,10 @@ func (c *copyStore) answer(w http.ResponseWriter, r *http.Request) {
 		gw.ResponseWriter = w
 		w = gw
 	}
-	serveObjectFile(&countingResponse{ResponseWriter: w, n: &c.sent}, r, path, etag, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	if r.Header.Get("Range") != "bytes=0-0" { // the watcher's checks: no download reads a byte alone
+		w = &countingResponse{ResponseWriter: w, n: &c.sent}
+	}
+	serveObjectFile(w, r, path, etag, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 }
 
 // replace puts another ISO at the object's key as version etag, with its sha256.
@@ -110,12 +114,15 @@ func fileLen(path string) int64 {
 const copyMinSpan = 200_000
 
 // copyHarness serves the store's object, copying it to dir; blocks of 64 KiB keep the block
-// cache's reads apart from the copy's.
-func copyHarness(t *testing.T, store *copyStore, dir string) *harness {
+// cache's reads apart from the copy's. configure, if any, changes the setup further.
+func copyHarness(t *testing.T, store *copyStore, dir string, configure ...func(*testSetup)) *harness {
 	return newHarness(t, store.path, map[string]string{"a": configA}, func(c *testSetup) {
 		c.ISO = store.url()
 		c.ISOCopyDir = dir
 		c.Origin = origin.Options{IdleTimeout: 5 * time.Second, BlockSize: 64 << 10}
+		for _, f := range configure {
+			f(c)
+		}
 	})
 }
 
@@ -251,6 +258,9 @@ func TestOriginCopyDigestMismatch(t *testing.T) {
 	if h.srv.servingCopy() || h.metric(t, "sno_iso_origin_copy_complete") != 0 {
 		t.Errorf("the server serves a copy that does not match its sha256")
 	}
+	if got := h.metric(t, "sno_iso_origin_copy_bytes"); got != 0 {
+		t.Errorf("sno_iso_origin_copy_bytes %v once the copy was dropped, want 0", got)
+	}
 }
 
 // A copy that the origin cuts short resumes where it stopped, and completes.
@@ -292,13 +302,12 @@ func TestOriginCopyResumes(t *testing.T) {
 	}
 }
 
-// An object replaced at its origin while its copy is served: a readiness probe notices,
-// the new version is opened and copied in turn, and a response begun on the old copy ends
-// with the old version's bytes only.
+// An object replaced at its origin while its copy is served: the watcher notices, the new
+// version is opened and copied in turn, and a response begun on the old copy ends with the
+// old version's bytes only.
 func TestOriginCopyReplaced(t *testing.T) {
 	store := newCopyStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
-	h := copyHarness(t, store, t.TempDir())
-	h.srv.originCheckEvery = 0 // every probe asks the origin
+	h := copyHarness(t, store, t.TempDir(), watchOften)
 	h.waitReady()
 	h.waitLog("from the local copy")
 	old := h.want(configA)
@@ -318,12 +327,7 @@ func TestOriginCopyReplaced(t *testing.T) {
 	store.replace(t, newISO, `"object-v2"`)
 	h.waitReady()
 	h.waitLog("changed at the origin: serving the new version")
-	for deadline := time.Now().Add(30 * time.Second); strings.Count(h.log.String(), "from the local copy") < 2; time.Sleep(10 * time.Millisecond) {
-		h.get(ReadyPath)
-		if time.Now().After(deadline) {
-			t.Fatalf("the new version was not copied:\n%s", h.log.String())
-		}
-	}
+	h.waitLogCount("from the local copy", 2)
 	rest, err := io.ReadAll(resp.Body)
 	if err != nil || !bytes.Equal(append(head, rest...), old) {
 		t.Errorf("the download begun on the old copy: %v, the old version's bytes: %v", err, bytes.Equal(append(head, rest...), old))
@@ -376,8 +380,7 @@ func waitOpenCopies(t *testing.T, dir string, want int) {
 // copy: a store's blip does not take every replica out of the balancer.
 func TestOriginCopyStoreDown(t *testing.T) {
 	store := newCopyStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
-	h := copyHarness(t, store, t.TempDir())
-	h.srv.originCheckEvery = 0
+	h := copyHarness(t, store, t.TempDir(), watchOften)
 	h.waitReady()
 	h.waitLog("from the local copy")
 	store.objectStore.set(store.path, `"object-v1"`, originDown(http.StatusServiceUnavailable))
@@ -393,32 +396,36 @@ func TestOriginCopyStoreDown(t *testing.T) {
 // No room for the copy, or no directory to put it in: the origin serves, and the log says
 // why.
 func TestOriginCopyNoRoom(t *testing.T) {
-	notDir := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := map[string]string{notDir: "not a directory"}
-	if os.Geteuid() == 0 {
+	t.Run("not a directory", func(t *testing.T) {
+		notDir := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkNoCopy(t, notDir, "not a directory")
+	})
+	t.Run("too small", func(t *testing.T) {
+		testenv.Root(t, "mounting a file system too small for the copy")
 		small := t.TempDir()
 		if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", small).CombinedOutput(); err != nil {
 			t.Fatalf("mounting a 512 KiB tmpfs: %v %s", err, out)
 		}
 		t.Cleanup(func() { exec.Command("umount", small).Run() })
-		cases[small] = "bytes free, the copy needs"
-	} else {
-		testenv.Root(t, "mounting a file system too small for the copy")
+		checkNoCopy(t, small, "bytes free, the copy needs")
+	})
+}
+
+// checkNoCopy checks that a server told to copy to dir serves from the origin, and logs why
+// it does not copy.
+func checkNoCopy(t *testing.T, dir, why string) {
+	store := newCopyStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
+	h := copyHarness(t, store, dir)
+	h.waitReady()
+	h.waitLog("not copying " + store.srv.URL + "/bucket/rhcos-live.iso to local disk")
+	if log := h.log.String(); !strings.Contains(log, why) || !strings.Contains(log, "serving it from its origin") {
+		t.Errorf("%s: the log does not say %q:\n%s", dir, why, log)
 	}
-	for dir, why := range cases {
-		store := newCopyStore(t, fixtures.File(t, "embed-areas-2023-07.x86_64.iso"))
-		h := copyHarness(t, store, dir)
-		h.waitReady()
-		h.waitLog("not copying " + store.srv.URL + "/bucket/rhcos-live.iso to local disk")
-		if log := h.log.String(); !strings.Contains(log, why) || !strings.Contains(log, "serving it from its origin") {
-			t.Errorf("%s: the log does not say %q:\n%s", dir, why, log)
-		}
-		before := store.sent.Load()
-		if resp, body := h.get("/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) || store.sent.Load() == before {
-			t.Errorf("%s: GET /a.iso: %d, from the origin: %v", dir, resp.StatusCode, store.sent.Load() > before)
-		}
+	before := store.sent.Load()
+	if resp, body := h.get("/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) || store.sent.Load() == before {
+		t.Errorf("%s: GET /a.iso: %d, from the origin: %v", dir, resp.StatusCode, store.sent.Load() > before)
 	}
 }

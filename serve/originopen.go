@@ -132,6 +132,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 				s.iso, s.opening = iso, nil
 			}
 			s.mu.Unlock()
+			s.metrics.setOriginCheckOK(true)
 			switch {
 			case closed:
 				iso.close()
@@ -162,6 +163,7 @@ func (s *Server) openOrigin(first chan<- error, waited <-chan struct{}, wait tim
 		wait = httpsem.Backoff(originRetryBase, originRetryLimit, o.failures)
 		o.err, o.next = err, time.Now().Add(wait)
 		s.mu.Unlock()
+		s.metrics.setOriginCheckOK(false)
 		endAttempt()
 		if !logged {
 			s.log.Printf("not ready: %v; trying again, at most %s apart and sooner at readiness probes", err, originRetryLimit)

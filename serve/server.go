@@ -130,6 +130,9 @@ func newServer(cfg Config, prepare prepareFunc) (*Server, error) {
 		originCheckEvery: originCheckInterval, originWake: make(chan struct{}),
 	}
 	s.watchPresigned(time.Now())
+	if iso == nil {
+		m.watchOrigin()
+	}
 	if iso == nil && cfg.ISOCopyDir != "" {
 		m.watchCopy(s.servingCopy)
 	}

@@ -65,7 +65,8 @@ func TestFleetOnS3(t *testing.T) {
 	replicas := runFleet(t, &f)
 	// The replica that copies served both versions from its copy; the other never copied.
 	waitCopied(t, replicas[2], 2)
-	if got := serveMetric(t, replicas[0].url, "sno_iso_origin_copy_complete"); got != -1 || strings.Contains(replicas[0].output(), "local copy") {
+	got := serveMetric(t, replicas[0].url, "sno_iso_origin_copy_complete")
+	if got != -1 || strings.Contains(replicas[0].output(), "local copy") {
 		t.Errorf("the replica started with --iso-copy-dir none made a copy (sno_iso_origin_copy_complete %v):\n%s", got, replicas[0].output())
 	}
 }
