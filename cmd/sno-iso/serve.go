@@ -42,12 +42,12 @@ func serveCommand() *cli.Command {
 			"S3-compatible store that answers Range requests (public or pre-signed), or s3://BUCKET/KEY read\n" +
 			"with the AWS SDK's credentials (environment, profile, IRSA, Pod Identity, instance role): the\n" +
 			"ISO is read by ranges while serve copies it to local disk once (--iso-copy-dir), then served\n" +
-			"from the copy; the origin is still asked whether it changed. Replicas share the secret through\n" +
-			"--secret-file (a mounted Kubernetes Secret). SIGINT or SIGTERM stops accepting and lets\n" +
-			"downloads in progress finish for up to 30 seconds.",
+			"from the copy; the origin is still asked every 5 seconds whether it changed. Replicas share the\n" +
+			"secret through --secret-file (a mounted Kubernetes Secret). SIGINT or SIGTERM stops accepting\n" +
+			"and lets downloads in progress finish for up to 30 seconds.",
 		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, an http(s) URL that answers Range requests, or s3://BUCKET/KEY"),
 			&cli.StringFlag{Name: "iso-copy-dir", DefaultText: "$TMPDIR, else /tmp", Usage: "copy an --iso URL into `DIR` (its size, in " +
-				"a file without a name, gone when serve ends), once per version, and serve it from there once complete; none serves " +
+				"a file without a name, gone when serve ends; memory on a tmpfs), once per version, and serve it from there once complete; none serves " +
 				"every download from the origin"},
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
 				"all interfaces, with a warning)"},
