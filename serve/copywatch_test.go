@@ -2,8 +2,10 @@ package serve
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,5 +190,36 @@ func TestCopyRoom(t *testing.T) {
 		if got := copyRoom(size); got != want {
 			t.Errorf("copyRoom(%d) = %d, want %d", size, got, want)
 		}
+	}
+}
+
+// The expected case of a copy without room: a replaced version's copy is still held by a long
+// download. The new version's copy is tried again, and takes over once that download ends.
+func TestOriginCopyRetriedWhenRoomFreed(t *testing.T) {
+	testenv.Root(t, "mounting a file system with room for one copy")
+	v1, v2 := fixtures.File(t, "embed-areas-2023-07.x86_64.iso"), fixtures.File(t, "embed-areas-2021-12.iso")
+	// Room for one copy and its headroom, and half of another.
+	dir, size := t.TempDir(), (fileLen(v1)+copyRoom(fileLen(v2))+fileLen(v2)/2)>>10
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%dk", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a %d KiB tmpfs: %v %s", size, err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	store := newCopyStore(t, v1)
+	h := copyHarness(t, store, dir, watchOften)
+	h.waitLog("from the local copy")
+	held, err := h.srv.acquireISO() // what a long download of the first version holds
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	store.replace(t, v2, `"object-v2"`)
+	h.waitLog("bytes free, the copy needs")
+	h.srv.releaseISO(held)
+	h.waitLogCount("from the local copy", 2)
+	h.iso = v2
+	before := store.sent.Load()
+	if resp, body := h.get("/a.iso"); resp.StatusCode != 200 || !bytes.Equal(body, h.want(configA)) || store.sent.Load() != before {
+		t.Errorf("GET /a.iso once the new version's copy took over: %d, its bytes: %v, %d bytes from the origin", resp.StatusCode,
+			bytes.Equal(body, h.want(configA)), store.sent.Load()-before)
 	}
 }
