@@ -174,6 +174,21 @@ func TestS3WebIdentity(t *testing.T) {
 		return err
 	}
 
+	// openWithClient opens the object and makes a client as download --upload's, each with
+	// credentials from the STS.
+	openWithClient := func(t *testing.T, opts Options) (*Object, *s3.Client) {
+		t.Helper()
+		obj, err := Open(ctx, name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := NewS3Client(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj, client
+	}
+
 	t.Run("read with the role's credentials", func(t *testing.T) {
 		sts, _, opts := webIdentity(t, st, "token-1", 2, map[string]s3test.Grant{"token-1": hourLong(st.Session[0])})
 		gets := signingProxy(t, st, &opts)
@@ -269,16 +284,9 @@ func TestS3WebIdentity(t *testing.T) {
 
 	t.Run("token refused at a refresh", func(t *testing.T) {
 		sts, tokenFile, opts := webIdentity(t, st, "token-1", 16, map[string]s3test.Grant{"token-1": dueAtOnce(st.Session[0])})
-		obj, err := Open(ctx, name, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := NewS3Client(ctx, opts) // as download --upload's
-		if err != nil {
-			t.Fatal(err)
-		}
+		obj, client := openWithClient(t, opts)
 		rotateToken(t, tokenFile, "token-revoked")
-		_, err = obj.Range(ctx, 0, 100)
+		_, err := obj.Range(ctx, 0, 100)
 		wantOriginError(t, err, ErrCredentialsRefused, "InvalidIdentityToken")
 		if obj.Changed() {
 			t.Error("a refused refresh marked the object changed")
@@ -324,14 +332,7 @@ func TestS3WebIdentity(t *testing.T) {
 			// Once STS answers again, so does the origin (serve keeps trying); then at a
 			// refresh the same failure is the same error.
 			sts.Fail(0, "")
-			obj, err := Open(ctx, name, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			client, err := NewS3Client(ctx, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			obj, client := openWithClient(t, opts)
 			sts.Fail(failure.status, failure.code)
 			before := len(sts.Received())
 			_, err = obj.Range(ctx, 0, 100)
@@ -352,16 +353,9 @@ func TestS3WebIdentity(t *testing.T) {
 
 	t.Run("STS unreachable at a refresh", func(t *testing.T) {
 		sts, _, opts := webIdentity(t, st, "token-1", 12, map[string]s3test.Grant{"token-1": dueAtOnce(st.Session[0])})
-		obj, err := Open(ctx, name, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := NewS3Client(ctx, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		obj, client := openWithClient(t, opts)
 		sts.Server.Close()
-		_, err = obj.Range(ctx, 0, 100)
+		_, err := obj.Range(ctx, 0, 100)
 		wantOriginError(t, err, ErrCredentialsUnavailable, "connection refused")
 		wantKindOf(t, getObject(client), ErrCredentialsUnavailable, "connection refused")
 	})
