@@ -94,8 +94,8 @@ func (s *isoState) close() {
 		}
 	}
 	s.iso.Close()
-	if s.local != nil {
-		s.local.Close()
+	if c := s.file.local.Load(); c != nil {
+		c.release()
 	}
 }
 

@@ -65,16 +65,28 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) {
 		s.log.Printf("not copying %s to local disk: %v; serving it from its origin", obj, err)
 		return
 	}
-	s.log.Printf("copying %s (%d bytes) to %s, to serve it from there once complete", obj, obj.Size(), dir)
-	err = s.fillCopy(ctx, obj, f)
-	if err == nil {
-		err = s.serveCopy(iso, f)
+	idle := s.cfg.Origin.IdleTimeout
+	if idle <= 0 {
+		idle = origin.DefaultIdleTimeout
 	}
+	c, err := newLocalCopy(f, obj.Size(), idle)
+	if err != nil {
+		f.Close()
+		s.log.Printf("not copying %s to local disk: %v; serving it from its origin", obj, err)
+		return
+	}
+	s.publishCopy(iso, c)
+	s.log.Printf("copying %s (%d bytes) to %s, to serve it from there once complete", obj, obj.Size(), dir)
+	err = s.fillCopy(ctx, obj, c)
+	if err == nil {
+		err = s.serveCopy(iso, c)
+	}
+	c.end(err == nil)
 	if err == nil {
 		s.log.Printf("serving %s from the local copy: %d bytes in %s", obj, obj.Size(), time.Since(start).Round(time.Millisecond))
 		return
 	}
-	f.Close()
+	c.release()
 	var digest *origin.DigestError
 	switch {
 	case errors.As(err, &digest):
@@ -87,6 +99,17 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) {
 		// Replaced or shutting down: the new version, if any, has a copy of its own.
 	default:
 		s.log.Printf("the copy of %s failed: %v; serving it from its origin", obj, err)
+	}
+}
+
+// publishCopy lets the responses of iso follow its copy c as it grows; iso then holds c open
+// until it is closed. A version already replaced has no more responses to come.
+func (s *Server) publishCopy(iso *isoState, c *localCopy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !iso.retired {
+		c.hold()
+		iso.file.local.Store(c)
 	}
 }
 
@@ -129,10 +152,12 @@ func createTempUnlinked(dir string) (*os.File, error) {
 // sha256 its metadata records, if any. A span the origin fails is resumed where it stopped,
 // after a bounded back-off, until ctx ends; a new version at the origin or a failed write
 // ends the copy.
-func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, f *os.File) error {
-	c := &spanCopier{obj: obj, f: f, hash: sha256.New(), buf: make([]byte, copyBufferSize), copied: func(n float64) {
+func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, local *localCopy) error {
+	f := local.file.f.(*os.File)
+	c := &spanCopier{obj: obj, f: f, hash: sha256.New(), buf: make([]byte, copyBufferSize), copied: func(n int64) {
+		local.advance(n)
 		if ctx.Err() == nil { // a copy stopped for a new version's leaves the gauge to it
-			s.metrics.originCopyBytes.Set(n)
+			s.metrics.originCopyBytes.Set(float64(n))
 		}
 	}}
 	failures := 0
@@ -172,7 +197,7 @@ type spanCopier struct {
 	hash   hash.Hash
 	buf    []byte
 	off    int64 // the bytes before it are written
-	copied func(float64)
+	copied func(int64)
 }
 
 // span copies the n bytes at c.off; progressed says whether any were.
@@ -191,7 +216,7 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 			c.hash.Write(c.buf[:k])
 			c.off += int64(k)
 			progressed = true
-			c.copied(float64(c.off))
+			c.copied(c.off)
 		}
 		if rerr != nil && c.off < end {
 			return progressed, rerr
@@ -200,11 +225,12 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 	return progressed, nil
 }
 
-// serveCopy makes the complete copy f of iso the version served, if iso still is: the same
+// serveCopy makes the complete copy c of iso the version served, if iso still is: the same
 // identity, dates and origin object (the readiness probes go on asking the origin whether the
-// object changed), read from the file. Requests under way finish on iso, which is closed after
-// the last one.
-func (s *Server) serveCopy(iso *isoState, f *os.File) error {
+// object changed), read from the file, which it then holds. Requests under way finish on iso,
+// which is closed after the last one.
+func (s *Server) serveCopy(iso *isoState, c *localCopy) error {
+	f := c.file.f.(*os.File)
 	local, err := isobuilder.OpenReader(f, iso.object.Size())
 	if err != nil {
 		return fmt.Errorf("parsing the copy: %w", err)
@@ -226,6 +252,7 @@ func (s *Server) serveCopy(iso *isoState, f *os.File) error {
 	if s.iso != iso || iso.retired {
 		return errCopyStale
 	}
+	copied.file.local.Store(c)
 	s.retireLocked(iso)
 	s.iso = copied
 	return nil
