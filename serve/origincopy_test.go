@@ -32,6 +32,9 @@ type copyStore struct {
 	copySpan func(w http.ResponseWriter, r *http.Request, path string)
 	// copyRanges are the Range headers of the copy's requests, in order.
 	copyRanges []string
+	// hold, when set, stops the next answer that is not the copy's after its first byte,
+	// until its gate is closed.
+	hold atomic.Pointer[gatedResponse]
 }
 
 // newCopyStore serves iso as version "object-v1", with its true sha256 as metadata.
@@ -63,6 +66,10 @@ func (c *copyStore) answer(w http.ResponseWriter, r *http.Request) {
 	if isCopy && span != nil {
 		span(&countingResponse{ResponseWriter: w, n: &c.sent}, r, path)
 		return
+	}
+	if gw := c.hold.Load(); !isCopy && gw != nil && c.hold.CompareAndSwap(gw, nil) {
+		gw.ResponseWriter = w
+		w = gw
 	}
 	serveObjectFile(&countingResponse{ResponseWriter: w, n: &c.sent}, r, path, etag, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 }
@@ -169,8 +176,28 @@ func TestOriginCopyServes(t *testing.T) {
 		t.Errorf("sno_iso_origin_copy_complete %v while the copy waits, want 0", got)
 	}
 
+	// A download from the origin under way when the copy takes over ends whole, from the origin.
+	held := &gatedResponse{left: 1, gate: make(chan struct{}), stopped: make(chan struct{})}
+	store.hold.Store(held)
+	inFlight := make(chan []byte)
+	go func() {
+		resp, err := http.Get(h.url + h.path("/a.iso"))
+		if err != nil {
+			inFlight <- nil
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		inFlight <- body
+	}()
+	<-held.stopped
+
 	close(release)
 	h.waitLog("from the local copy: 1048576 bytes in ")
+	close(held.gate)
+	if body := <-inFlight; !bytes.Equal(body, want["/a.iso"]) {
+		t.Errorf("the download under way when the copy took over: %d bytes, the whole ISO: %v", len(body), bytes.Equal(body, want["/a.iso"]))
+	}
 	if got := h.metric(t, "sno_iso_origin_copy_complete"); got != 1 {
 		t.Errorf("sno_iso_origin_copy_complete %v once copied, want 1", got)
 	}

@@ -21,6 +21,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
@@ -212,6 +213,15 @@ func TestDeployManifests(t *testing.T) {
 		case vm.MountPath == "/tmp":
 			if v.EmptyDir == nil || vm.ReadOnly {
 				t.Error("/tmp is not a writable emptyDir")
+				continue
+			}
+			// The base ISO's copy, twice while a replaced version is copied (RHCOS: 1.2 GiB),
+			// beside the minimal ISOs; the kubelet evicts the pod past sizeLimit.
+			limit := v.EmptyDir.SizeLimit
+			if flags["iso-copy-dir"] != vm.MountPath || limit == nil || limit.Cmp(resource.MustParse("3Gi")) < 0 ||
+				c.Resources.Requests.StorageEphemeral().Cmp(*limit) < 0 {
+				t.Errorf("--iso-copy-dir %q, /tmp's sizeLimit %v, ephemeral-storage request %v: want the copy on /tmp, at least 3Gi, "+
+					"requested", flags["iso-copy-dir"], limit, c.Resources.Requests.StorageEphemeral())
 			}
 		case strings.HasPrefix(vm.MountPath, flags["nodes"]+"/"):
 			nodeMounts++

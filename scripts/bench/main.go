@@ -103,6 +103,9 @@ func main() {
 	only := flag.String("only", "", "run only this case: download, fleet (serve replicas against nginx), s3 (serve with the base "+
 		"ISO in an S3 store against nginx), nodes (serve with 1,000 and 10,000 nodes) or headers (serve's memory after a burst "+
 		"of slow headers)")
+	s3Object := flag.String("s3-object", "", "with -only s3: measure against this s3://BUCKET/KEY (the ISO is put there) "+
+		"instead of a local SeaweedFS, reached with AWS_ENDPOINT_URL_S3, AWS_REGION, the AWS credential chain and AWS_CA_BUNDLE")
+	s3PathStyle := flag.Bool("s3-path-style", false, "with -s3-object: address the bucket in the path, as most on-premises stores need")
 	downloadSize := flag.Int64("download-size", 1<<30, "bytes of the file the download case fetches")
 	nodeCounts := intsFlag("nodes", []int{1000, 10000}, "with -only nodes: the numbers of nodes, comma-separated")
 	relay := flag.String("relay", "", "run as the fleet case's TCP relay to this HOST:PORT (the fleet case starts it)")
@@ -165,7 +168,7 @@ func main() {
 	case "s3":
 		fmt.Printf("ISO: %d MiB, %d rounds, medians.\n\n", st.Size()>>20, *rounds)
 		printTableHeader()
-		benchS3(*sno, *iso, config, tmp, *rounds)
+		benchS3(*sno, *iso, config, tmp, *rounds, *s3Object, *s3PathStyle)
 		return
 	}
 	inPlace := filepath.Join(tmp, "inplace.iso")
@@ -229,7 +232,7 @@ func main() {
 		mr.wall.Round(time.Millisecond), ratio(mr, cm), ratio(mr, c), mr.maxRSS>>10)
 	benchServe(*sno, *iso, config, tmp, *rounds)
 	benchFleet(*sno, *iso, config, tmp, *rounds)
-	benchS3(*sno, *iso, config, tmp, *rounds)
+	benchS3(*sno, *iso, config, tmp, *rounds, *s3Object, *s3PathStyle)
 	benchDownload(*sno, tmp, *downloadSize, *rounds)
 	benchNodes(*sno, tmp, []int{1000, 10000})
 	benchCapacity()
