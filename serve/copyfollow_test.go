@@ -2,11 +2,9 @@ package serve
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,53 +14,11 @@ import (
 	"github.com/sno-iso/sno-iso/origin"
 )
 
-// heldResponse sends the first hold bytes of a body at once, then holds the rest until
-// release is closed (nil: until the request ends). held is closed once the first bytes are
-// flushed to the client.
-type heldResponse struct {
-	http.ResponseWriter
-	ctx     context.Context
-	hold    int
-	held    chan struct{}
-	release <-chan struct{}
-	// abort cuts the body off once released, as a store whose connection breaks.
-	abort bool
-}
-
-func (w *heldResponse) Write(p []byte) (int, error) {
-	if w.hold < 0 || len(p) <= w.hold {
-		w.hold -= len(p)
-		if w.hold < 0 {
-			w.hold = -1
-		}
-		return w.ResponseWriter.Write(p)
-	}
-	n, err := w.ResponseWriter.Write(p[:w.hold])
-	if err != nil {
-		return n, err
-	}
-	http.NewResponseController(w.ResponseWriter).Flush()
-	if w.held != nil {
-		close(w.held)
-	}
-	select {
-	case <-w.release:
-	case <-w.ctx.Done():
-		return n, w.ctx.Err()
-	}
-	if w.abort {
-		panic(http.ErrAbortHandler)
-	}
-	w.hold = -1
-	m, err := w.ResponseWriter.Write(p[n:])
-	return n + m, err
-}
-
 // holdCopy makes the copy's first request (the whole object) send hold bytes and wait for
 // release; the copy's later requests get nothing until they end when stall is set, and are
 // answered as the store's version is now otherwise, like every other request. It returns a
 // channel closed once the first bytes are sent.
-func holdCopy(store *copyStore, hold int, release <-chan struct{}, abort, stall bool) <-chan struct{} {
+func holdCopy(store *copyStore, hold int, release chan struct{}, abort, stall bool) <-chan struct{} {
 	held := make(chan struct{})
 	var first atomic.Bool
 	store.copySpan = func(w http.ResponseWriter, r *http.Request, path string) {
@@ -79,8 +35,8 @@ func holdCopy(store *copyStore, hold int, release <-chan struct{}, abort, stall 
 		}
 		// The countingResponse under w counts what the client gets; flushing needs the server's.
 		cw := w.(*countingResponse)
-		cw.ResponseWriter = &heldResponse{ResponseWriter: cw.ResponseWriter, ctx: r.Context(), hold: hold, held: held,
-			release: release, abort: abort}
+		cw.ResponseWriter = &gatedResponse{ResponseWriter: cw.ResponseWriter, left: hold, gate: release, stopped: held,
+			ctx: r.Context(), abort: abort}
 		serveObjectFile(cw, r, path, etag, time.Time{})
 	}
 	return held
@@ -90,18 +46,7 @@ func holdCopy(store *copyStore, hold int, release <-chan struct{}, abort, stall 
 // with its status and length promised.
 func (h *harness) startDownload(path string, headers ...string) (*http.Response, []byte) {
 	h.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, h.url+h.path(path), nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	for _, hd := range headers {
-		k, v, _ := strings.Cut(hd, ": ")
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	resp := h.send(http.MethodGet, h.path(path), headers...)
 	h.t.Cleanup(func() { resp.Body.Close() })
 	first := make([]byte, 1)
 	if _, err := io.ReadFull(resp.Body, first); err != nil {
