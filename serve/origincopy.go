@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"time"
 
@@ -208,7 +209,8 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 	}
 	defer body.Close()
 	for end := c.off + n; c.off < end; {
-		k, rerr := body.Read(c.buf[:min(int64(len(c.buf)), end-c.off)])
+		// Whole buffers: fewer writes, and fewer wake-ups of the responses following the copy.
+		k, rerr := io.ReadFull(body, c.buf[:min(int64(len(c.buf)), end-c.off)])
 		if k > 0 {
 			if _, err := c.f.WriteAt(c.buf[:k], c.off); err != nil {
 				return progressed, fmt.Errorf("writing the copy: %w", err)
