@@ -133,7 +133,14 @@ func TestOriginCopyFollowedReplaced(t *testing.T) {
 			t.Errorf("download %d across the change: %v, %d of %d bytes, a prefix of the old version: %v", i, err, len(got), len(old),
 				bytes.Equal(got, old[:min(len(got), len(old))]))
 		}
+		resps[i].Body.Close()
 	}
+	// The next request opens the new version, which is copied in turn: the old version's
+	// copy, held open while its downloads read it, is closed once they ended.
+	if resp, _ := h.get("/a.iso"); resp.StatusCode != 200 {
+		t.Errorf("GET /a.iso after the change: %d", resp.StatusCode)
+	}
+	waitOpenCopies(t, h.srv.cfg.ISOCopyDir, 1)
 }
 
 // A copy that stalls for longer than the origin's idle timeout: a download waiting for it
