@@ -46,8 +46,12 @@ var (
 	ErrNoCredentials = errors.New("no AWS credentials found")
 	// ErrCredentialsRefused says AWS STS refused to hand out credentials for the chain's role:
 	// a web identity token it does not accept (invalid, expired, another audience) or a role
-	// that does not trust it.
+	// that does not trust it. Asking again does not help.
 	ErrCredentialsRefused = errors.New("AWS STS refused to issue credentials")
+	// ErrCredentialsUnavailable says AWS STS did not hand out credentials for the chain's role
+	// for a reason of its own or of the network: it throttled the request, failed, could not
+	// reach the identity provider, or could not be reached. It may pass.
+	ErrCredentialsUnavailable = errors.New("AWS STS did not issue credentials")
 	// ErrNoRegion says neither the options nor the SDK's chain name a region.
 	ErrNoRegion = errors.New("no AWS region set")
 	// ErrAccessDenied says the store refused the credentials or what they may do.
@@ -128,8 +132,8 @@ const credentialsRefreshWindow = time.Minute
 // opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections and responses bounded by opts.IdleTimeout
 // (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
 // or credentials are ErrNoRegion and ErrNoCredentials, credentials STS refuses
-// ErrCredentialsRefused; temporary ones are renewed credentialsRefreshWindow before they
-// expire.
+// ErrCredentialsRefused, those it does not issue otherwise ErrCredentialsUnavailable;
+// temporary ones are renewed credentialsRefreshWindow before they expire.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 	idle := cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
@@ -172,8 +176,8 @@ func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
 		return nil, ErrNoRegion
 	}
 	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		if refused := stsRefusal(err); refused != nil {
-			return nil, refused
+		if failure := stsFailure(err); failure != nil {
+			return nil, failure
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNoCredentials, err)
 	}
@@ -243,9 +247,10 @@ func (rt s3RoundTripper) get(ctx context.Context, in *s3.GetObjectInput) (*http.
 		resp.Body = out.Body
 		return resp, nil
 	}
-	// A refresh of the credentials that STS refused carries STS's answer, not the store's.
-	if refused := stsRefusal(err); refused != nil {
-		return nil, refused
+	// A refresh of the credentials that STS did not answer carries STS's answer or transport
+	// error, not the store's.
+	if failure := stsFailure(err); failure != nil {
+		return nil, failure
 	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil || re.HTTPStatusCode() == 0 {
@@ -289,12 +294,14 @@ func S3ErrorKind(status int, code string) error {
 	return nil
 }
 
-// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries,
-// ErrCredentialsRefused when it carries AWS STS's refusal to refresh the credentials instead,
-// and nil when err holds no answer.
+// S3ErrorKindOf is S3ErrorKind of the store's answer an AWS SDK error carries, and nil when
+// err holds no answer. When it carries AWS STS's failure to renew the credentials instead,
+// it is ErrCredentialsRefused or ErrCredentialsUnavailable with STS's error code and message
+// or its transport error: the whole story, for the caller to show instead of err's chain of
+// SDK calls.
 func S3ErrorKindOf(err error) error {
-	if stsRefusal(err) != nil {
-		return ErrCredentialsRefused
+	if failure := stsFailure(err); failure != nil {
+		return failure
 	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) {
@@ -307,19 +314,40 @@ func S3ErrorKindOf(err error) error {
 	return S3ErrorKind(re.HTTPStatusCode(), code)
 }
 
-// stsRefusal is ErrCredentialsRefused with AWS STS's error code and message when err holds
-// STS's error answer to the request for the chain's credentials (a web identity token or an
-// assumed role); nil otherwise.
-func stsRefusal(err error) error {
+// stsRefusalCodes are the AWS STS error codes of AssumeRoleWithWebIdentity and AssumeRole (the
+// STS API reference, with its common errors) that blame the request itself: the token, the
+// role or its trust, the caller's keys, the session policy, a region STS is disabled in.
+// STS's other answers (Throttling, InternalFailure, ServiceUnavailable, IDPCommunicationError,
+// which AWS documents as transient) say nothing is wrong with it.
+var stsRefusalCodes = map[string]bool{
+	"InvalidIdentityToken": true, "ExpiredTokenException": true, "ExpiredToken": true, "IDPRejectedClaim": true,
+	"AccessDenied": true, "InvalidClientTokenId": true, "InvalidParameterValue": true, "ValidationError": true,
+	"RegionDisabledException": true, "MalformedPolicyDocument": true, "PackedPolicyTooLarge": true,
+}
+
+// stsFailure is the error of a request to AWS STS for the chain's credentials (a web
+// identity token's or an assumed role's) that err holds: ErrCredentialsRefused with STS's
+// error code and message when that code blames the request, ErrCredentialsUnavailable with
+// them for STS's other answers, and with the transport error when STS did not answer. nil
+// when err holds no such failure, or a cancellation, which is the caller's.
+func stsFailure(err error) error {
+	if contextError(err) != nil {
+		return nil
+	}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		// "STS" is the service ID of aws-sdk-go-v2/service/sts, which the chain calls.
-		if op, ok := e.(*smithy.OperationError); ok && op.ServiceID == "STS" {
-			var apiErr smithy.APIError
-			if !errors.As(op.Err, &apiErr) {
-				return nil
-			}
-			return fmt.Errorf("%w (%s: %s)", ErrCredentialsRefused, apiErr.ErrorCode(), apiErr.ErrorMessage())
+		op, ok := e.(*smithy.OperationError)
+		if !ok || op.ServiceID != "STS" {
+			continue
 		}
+		var apiErr smithy.APIError
+		switch {
+		case errors.As(op.Err, &apiErr) && stsRefusalCodes[apiErr.ErrorCode()]:
+			return fmt.Errorf("%w (%s: %s)", ErrCredentialsRefused, apiErr.ErrorCode(), apiErr.ErrorMessage())
+		case errors.As(op.Err, &apiErr):
+			return fmt.Errorf("%w (%s: %s)", ErrCredentialsUnavailable, apiErr.ErrorCode(), apiErr.ErrorMessage())
+		}
+		return fmt.Errorf("%w (no answer from STS: %v)", ErrCredentialsUnavailable, transportError(op.Err))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -28,17 +30,17 @@ const (
 
 // webIdentity leaves the AWS SDK's default chain a web identity token file holding token
 // and the role testRoleARN, exchanged at a fake STS on loopback (AWS_ENDPOINT_URL_STS) that
-// grants grants for lifetime: no keys, profile, shared file, container credentials or
-// instance metadata service. The options reach store st and trust both its CA and the STS's.
-func webIdentity(t *testing.T, st *s3test.Store, token string, lifetime time.Duration, maxRequests int,
-	grants map[string]s3test.Keys) (*s3test.STS, string, Options) {
+// grants grants: no keys, profile, shared file, container credentials or instance metadata
+// service. The options reach store st and trust both its CA and the STS's.
+func webIdentity(t *testing.T, st *s3test.Store, token string, maxRequests int,
+	grants map[string]s3test.Grant) (*s3test.STS, string, Options) {
 	t.Helper()
 	isolate(t)
 	dir := t.TempDir()
 	t.Setenv("HOME", dir)
 	tokenFile := filepath.Join(dir, "token")
 	rotateToken(t, tokenFile, token)
-	sts := s3test.StartSTS(t, testRoleARN, testSessionName, tokenFile, lifetime, maxRequests, grants)
+	sts := s3test.StartSTS(t, testRoleARN, testSessionName, tokenFile, maxRequests, grants)
 	t.Setenv("AWS_REGION", s3test.Region)
 	t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", tokenFile)
 	t.Setenv("AWS_ROLE_ARN", testRoleARN)
@@ -63,19 +65,26 @@ func rotateToken(t *testing.T, tokenFile, token string) {
 	}
 }
 
-// waitForRefresh returns once the credentials the STS handed out last are due for renewal:
-// credentialsRefreshWindow before they expire.
-func waitForRefresh(t *testing.T, sts *s3test.STS) {
-	t.Helper()
-	left := time.Until(sts.Expires().Add(-credentialsRefreshWindow))
-	if left > time.Minute {
-		t.Fatalf("the credentials are due for renewal in %v: not a short-lived grant", left)
-	}
-	time.Sleep(left + 50*time.Millisecond)
+// dueAtOnce is a grant of keys for less than credentialsRefreshWindow: due for renewal as
+// soon as it is handed out, though valid for most of a minute, so that every request asks
+// the STS again. hourLong is a grant of keys that is not due for renewal for the whole test.
+func dueAtOnce(keys s3test.Keys) s3test.Grant {
+	return s3test.Grant{Keys: keys, Lifetime: credentialsRefreshWindow - 10*time.Second}
 }
 
-// shortLived is the lifetime of credentials due for renewal soon after they are handed out.
-const shortLived = credentialsRefreshWindow + 3*time.Second
+func hourLong(keys s3test.Keys) s3test.Grant { return s3test.Grant{Keys: keys, Lifetime: time.Hour} }
+
+// closedPort is a 127.0.0.1 address nothing listens on: connections to it are refused.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
 
 // signature is the credentials a request to the store was signed with.
 type signature struct {
@@ -138,8 +147,8 @@ func wantSignedBy(t *testing.T, gets []signature, keys s3test.Keys) {
 // TestS3WebIdentity reads an object of a real S3 store (SeaweedFS over TLS) with credentials
 // the SDK's default chain got for a web identity token (IRSA) from a fake STS: every request
 // is signed with them, they are renewed with the token file's current token before they
-// expire, and a token or role the STS refuses is ErrCredentialsRefused, at open and at a
-// refresh.
+// expire, a token or role the STS refuses is ErrCredentialsRefused, and an STS that fails or
+// cannot be reached is ErrCredentialsUnavailable, at open and at a refresh.
 func TestS3WebIdentity(t *testing.T) {
 	st := s3test.Start(t)
 	st.CreateBucket(t, "isos", false)
@@ -160,9 +169,28 @@ func TestS3WebIdentity(t *testing.T) {
 			t.Fatalf("Range(%d, %d): %v, %d bytes, or not the object's", off, n, err, got.Len())
 		}
 	}
+	getObject := func(client *s3.Client) error {
+		_, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("isos"), Key: aws.String("rhcos/live.iso")})
+		return err
+	}
+
+	// openWithClient opens the object and makes a client as download --upload's, each with
+	// credentials from the STS.
+	openWithClient := func(t *testing.T, opts Options) (*Object, *s3.Client) {
+		t.Helper()
+		obj, err := Open(ctx, name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := NewS3Client(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj, client
+	}
 
 	t.Run("read with the role's credentials", func(t *testing.T) {
-		sts, _, opts := webIdentity(t, st, "token-1", time.Hour, 2, map[string]s3test.Keys{"token-1": st.Session[0]})
+		sts, _, opts := webIdentity(t, st, "token-1", 2, map[string]s3test.Grant{"token-1": hourLong(st.Session[0])})
 		gets := signingProxy(t, st, &opts)
 		obj, err := Open(ctx, name, opts)
 		if err != nil {
@@ -179,10 +207,10 @@ func TestS3WebIdentity(t *testing.T) {
 	})
 
 	t.Run("renewed before expiry with the rotated token", func(t *testing.T) {
-		// The first request due for renewal, before the credentials expire, asks the STS
-		// again, with the token file read anew.
-		sts, tokenFile, opts := webIdentity(t, st, "token-1", shortLived, 12,
-			map[string]s3test.Keys{"token-1": st.Session[0], "token-2": st.Session[1]})
+		// token-1's grants are due for renewal at once, though valid for most of a minute:
+		// each request asks the STS again. token-2's grant lives an hour: kept.
+		sts, tokenFile, opts := webIdentity(t, st, "token-1", 12,
+			map[string]s3test.Grant{"token-1": dueAtOnce(st.Session[0]), "token-2": hourLong(st.Session[1])})
 		gets := signingProxy(t, st, &opts)
 		obj, err := Open(ctx, name, opts)
 		if err != nil {
@@ -190,28 +218,31 @@ func TestS3WebIdentity(t *testing.T) {
 		}
 		wantRange(t, obj, 0, 100_000)
 		wantSignedBy(t, gets(), st.Session[0])
+		renewals := len(sts.Received())
+		if renewals < 2 {
+			t.Fatalf("the STS was asked %d times for an open and a Range: credentials due for renewal were not renewed", renewals)
+		}
 		rotateToken(t, tokenFile, "token-2")
-		waitForRefresh(t, sts)
-		expires := sts.Expires()
 		before := len(gets())
 		wantRange(t, obj, 1000, 200_000)
-		got := sts.Received()
-		if len(got) < 2 || got[len(got)-1] != "token-2" || slices.Contains(got[:len(got)-1], "token-2") {
-			t.Fatalf("the STS was sent %q, want token-1 until the rotation, then token-2 once its grant was due for renewal", got)
-		}
-		if !time.Now().Before(expires) {
-			t.Errorf("the credentials were renewed after they expired at %v", expires)
-		}
 		if got := readAll(t, obj); !bytes.Equal(got, data) {
 			t.Fatal("the object read back differs from the one stored")
+		}
+		want := append(slices.Repeat([]string{"token-1"}, renewals), "token-2")
+		if got := sts.Received(); !slices.Equal(got, want) {
+			t.Fatalf("the STS was sent %q, want token-1 until the rotation, then token-2 once for its hour-long grant", got)
 		}
 		wantSignedBy(t, gets()[before:], st.Session[1])
 	})
 
-	refused := func(t *testing.T, err error, code string) {
+	// wantOriginError checks that err is an *Error of name without a status (the store never
+	// answered), with kind and the STS's code or transport error, and neither the other STS
+	// kind, nor ErrNoCredentials, nor the token.
+	wantOriginError := func(t *testing.T, err error, kind error, says string) {
 		t.Helper()
-		if !errors.Is(err, ErrCredentialsRefused) || errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), code) {
-			t.Fatalf("got %v, want ErrCredentialsRefused naming %s", err, code)
+		other := map[error]error{ErrCredentialsRefused: ErrCredentialsUnavailable, ErrCredentialsUnavailable: ErrCredentialsRefused}[kind]
+		if !errors.Is(err, kind) || errors.Is(err, other) || errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), says) {
+			t.Fatalf("got %v, want %v saying %s", err, kind, says)
 		}
 		var oe *Error
 		if !errors.As(err, &oe) || oe.Status != 0 || oe.URL != name {
@@ -221,47 +252,111 @@ func TestS3WebIdentity(t *testing.T) {
 			t.Fatalf("the error shows the token: %v", err)
 		}
 	}
+	// wantKindOf checks what S3ErrorKindOf makes of an S3 client's error (download --upload's):
+	// the STS's failure, whole, without the SDK's chain of calls.
+	wantKindOf := func(t *testing.T, err error, kind error, says string) {
+		t.Helper()
+		got := S3ErrorKindOf(err)
+		if !errors.Is(got, kind) || !strings.Contains(got.Error(), says) || strings.Contains(got.Error(), "operation error S3") {
+			t.Errorf("S3ErrorKindOf(%v) = %v, want %v saying %s: STS's answer is not the store's", err, got, kind, says)
+		}
+	}
 
 	t.Run("token refused at open", func(t *testing.T) {
 		// The SDK retries InvalidIdentityToken (its retryer's 3 attempts).
-		sts, _, opts := webIdentity(t, st, "token-unknown", time.Hour, 3, map[string]s3test.Keys{"token-1": st.Session[0]})
+		sts, _, opts := webIdentity(t, st, "token-unknown", 3, map[string]s3test.Grant{"token-1": hourLong(st.Session[0])})
 		_, err := Open(ctx, name, opts)
-		refused(t, err, "InvalidIdentityToken")
+		wantOriginError(t, err, ErrCredentialsRefused, "InvalidIdentityToken")
 		if n := len(sts.Received()); n == 0 {
 			t.Error("the STS was never asked")
 		}
 	})
 
 	t.Run("role refused at open", func(t *testing.T) {
-		sts, _, opts := webIdentity(t, st, "token-1", time.Hour, 1, map[string]s3test.Keys{"token-1": st.Session[0]})
+		sts, _, opts := webIdentity(t, st, "token-1", 1, map[string]s3test.Grant{"token-1": hourLong(st.Session[0])})
 		t.Setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/another")
 		_, err := Open(ctx, name, opts)
-		refused(t, err, "AccessDenied")
+		wantOriginError(t, err, ErrCredentialsRefused, "AccessDenied")
 		if n := len(sts.Received()); n != 1 {
 			t.Errorf("the STS was asked %d times, want once", n)
 		}
 	})
 
 	t.Run("token refused at a refresh", func(t *testing.T) {
-		sts, tokenFile, opts := webIdentity(t, st, "token-1", shortLived, 12, map[string]s3test.Keys{"token-1": st.Session[0]})
-		obj, err := Open(ctx, name, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := NewS3Client(ctx, opts) // as download --upload's
-		if err != nil {
-			t.Fatal(err)
-		}
+		sts, tokenFile, opts := webIdentity(t, st, "token-1", 16, map[string]s3test.Grant{"token-1": dueAtOnce(st.Session[0])})
+		obj, client := openWithClient(t, opts)
 		rotateToken(t, tokenFile, "token-revoked")
-		waitForRefresh(t, sts)
-		_, err = obj.Range(ctx, 0, 100)
-		refused(t, err, "InvalidIdentityToken")
+		_, err := obj.Range(ctx, 0, 100)
+		wantOriginError(t, err, ErrCredentialsRefused, "InvalidIdentityToken")
 		if obj.Changed() {
 			t.Error("a refused refresh marked the object changed")
 		}
-		_, err = client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("isos"), Key: aws.String("rhcos/live.iso")})
-		if kind := S3ErrorKindOf(err); kind != ErrCredentialsRefused {
-			t.Errorf("S3ErrorKindOf(%v) = %v, want ErrCredentialsRefused: STS's answer is not the store's", err, kind)
+		wantKindOf(t, getObject(client), ErrCredentialsRefused, "InvalidIdentityToken")
+		if got := sts.Received(); got[len(got)-1] != "token-revoked" {
+			t.Errorf("the STS was sent %q, want the revoked token last", got)
 		}
+	})
+
+	// The STS client's retryer makes 3 attempts for throttling, 5xx answers and
+	// IDPCommunicationError (aws-sdk-go-v2/service/sts adds that code). At a refresh, the S3
+	// client's retryer makes 3 attempts of a GetObject whose credentials failed with a
+	// retryable status as well: 9 requests to the STS. Throttling backs off for seconds: it
+	// is checked at open only.
+	for _, failure := range []struct {
+		status            int
+		code              string
+		atOpen, atRefresh int
+	}{
+		{http.StatusServiceUnavailable, "ServiceUnavailable", 3, 9},
+		{http.StatusInternalServerError, "InternalFailure", 3, 9},
+		{http.StatusBadRequest, "IDPCommunicationError", 3, 3},
+		{http.StatusBadRequest, "Throttling", 3, 0},
+	} {
+		t.Run(fmt.Sprintf("STS answering %d %s", failure.status, failure.code), func(t *testing.T) {
+			sts, _, opts := webIdentity(t, st, "token-1", 32, map[string]s3test.Grant{"token-1": dueAtOnce(st.Session[0])})
+			opts.IdleTimeout = 30 * time.Second // the SDK's back-off between attempts is no idle store
+			wantAttempts := func(t *testing.T, before, attempts int) {
+				t.Helper()
+				if n := len(sts.Received()) - before; n != attempts {
+					t.Errorf("the STS was asked %d times, want the SDK's %d attempts", n, attempts)
+				}
+			}
+			sts.Fail(failure.status, failure.code)
+			_, err := Open(ctx, name, opts)
+			wantOriginError(t, err, ErrCredentialsUnavailable, failure.code)
+			wantAttempts(t, 0, failure.atOpen)
+			if failure.atRefresh == 0 {
+				return
+			}
+
+			// Once STS answers again, so does the origin (serve keeps trying); then at a
+			// refresh the same failure is the same error.
+			sts.Fail(0, "")
+			obj, client := openWithClient(t, opts)
+			sts.Fail(failure.status, failure.code)
+			before := len(sts.Received())
+			_, err = obj.Range(ctx, 0, 100)
+			wantOriginError(t, err, ErrCredentialsUnavailable, failure.code)
+			wantAttempts(t, before, failure.atRefresh)
+			before = len(sts.Received())
+			wantKindOf(t, getObject(client), ErrCredentialsUnavailable, failure.code)
+			wantAttempts(t, before, failure.atRefresh)
+		})
+	}
+
+	t.Run("STS unreachable at open", func(t *testing.T) {
+		_, _, opts := webIdentity(t, st, "token-1", 1, map[string]s3test.Grant{"token-1": hourLong(st.Session[0])})
+		t.Setenv("AWS_ENDPOINT_URL_STS", "https://"+closedPort(t))
+		_, err := Open(ctx, name, opts)
+		wantOriginError(t, err, ErrCredentialsUnavailable, "connection refused")
+	})
+
+	t.Run("STS unreachable at a refresh", func(t *testing.T) {
+		sts, _, opts := webIdentity(t, st, "token-1", 12, map[string]s3test.Grant{"token-1": dueAtOnce(st.Session[0])})
+		obj, client := openWithClient(t, opts)
+		sts.Server.Close()
+		_, err := obj.Range(ctx, 0, 100)
+		wantOriginError(t, err, ErrCredentialsUnavailable, "connection refused")
+		wantKindOf(t, getObject(client), ErrCredentialsUnavailable, "connection refused")
 	})
 }

@@ -42,6 +42,11 @@ var advice = []struct {
 		"a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN: IRSA), container credentials " +
 		"(AWS_CONTAINER_CREDENTIALS_FULL_URI: EKS Pod Identity, ECS) and the EC2 instance metadata service: set one"},
 	{origin.ErrCredentialsRefused, credentialsRefusedAdvice},
+	{origin.ErrCredentialsUnavailable, "; STS throttling or failing passes (serve keeps trying; run the command again later). " +
+		"When STS could not be reached, let the pod reach the STS endpoint of the region AWS_REGION names, " +
+		"sts.REGION.amazonaws.com on port 443 (the AWS SDK for Go always asks the regional endpoint, whatever " +
+		"AWS_STS_REGIONAL_ENDPOINTS says): allow that egress, or create an STS interface VPC endpoint in a private VPC, " +
+		"or name the endpoint to use with AWS_ENDPOINT_URL_STS"},
 	{origin.ErrNoRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
 	{origin.ErrWrongRegion, "; give the bucket's region with --s3-region or AWS_REGION"},
 	{origin.ErrAccessDenied, "; check the credentials the AWS SDK found (AWS_ACCESS_KEY_ID and its secret, or AWS_PROFILE's) and " +

@@ -95,8 +95,10 @@ func uploadAdvice(err error, target uploadTarget) error {
 		return fmt.Errorf("%w; the bucket %s does not exist: create it, or check the name and --s3-endpoint", err, target.bucket)
 	case errors.Is(kind, origin.ErrWrongRegion):
 		return fmt.Errorf("%w; give the bucket's region with --s3-region or AWS_REGION", err)
-	case errors.Is(kind, origin.ErrCredentialsRefused):
-		return fmt.Errorf("%w%s", err, credentialsRefusedAdvice)
+	case errors.Is(kind, origin.ErrCredentialsRefused), errors.Is(kind, origin.ErrCredentialsUnavailable):
+		// STS's failure to renew the credentials, not the store's answer: kind tells it whole,
+		// without the SDK's chain of calls, and errorText adds its advice.
+		return fmt.Errorf("--upload %s: %w", target, kind)
 	case errors.Is(kind, origin.ErrBadCredentials):
 		return fmt.Errorf("%w; the store does not accept these credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "+
 			"(or the profile, web identity or instance role the AWS SDK found)", err)

@@ -17,7 +17,8 @@ import (
 // Version=2011-06-15, RoleArn, RoleSessionName and WebIdentityToken; an
 // AssumeRoleWithWebIdentityResponse with the Credentials (AccessKeyId, SecretAccessKey,
 // SessionToken, Expiration) back; an ErrorResponse otherwise: InvalidIdentityToken (400) for
-// a token it does not accept, AccessDenied (403) for another role, MissingParameter (400).
+// a token it does not accept, AccessDenied (403) for another role, MissingParameter (400),
+// or, after Fail, the failure it was told to answer (Throttling, ServiceUnavailable).
 //
 // The store accepts the key pairs it hands out because they are identities of its own
 // (Store.Session): SeaweedFS checks the signature of a request with a session token and an
@@ -30,27 +31,43 @@ type STS struct {
 	Server *httptest.Server
 
 	roleARN, session, tokenFile string
-	lifetime                    time.Duration
 	maxRequests                 int
 
-	mu       sync.Mutex
-	requests int
-	grants   map[string]Keys // the tokens it accepts, and the keys each gets
-	received []string        // every token it was sent, in order
-	expires  time.Time       // the latest Expiration it handed out
+	mu          sync.Mutex
+	requests    int
+	grants      map[string]Grant // the tokens it accepts, and what each gets
+	received    []string         // every token it was sent, in order
+	failStatus  int              // the status of the failure Fail set; 0 answers normally
+	failCode    string
+	failMessage string
+}
+
+// Grant is what the fake STS hands out for a token: Keys, valid for Lifetime from the
+// request.
+type Grant struct {
+	Keys     Keys
+	Lifetime time.Duration
 }
 
 // StartSTS starts a fake STS for t that grants roleARN to the session session for the tokens
-// of grants, each its own keys, valid for lifetime, and fails t beyond maxRequests requests.
-// tokenFile is the web identity token file: a token sent that is not the file's content
-// when it arrives fails t (the SDK must read the file again for every request, as projected
-// service account tokens rotate).
-func StartSTS(t testing.TB, roleARN, session, tokenFile string, lifetime time.Duration, maxRequests int, grants map[string]Keys) *STS {
-	s := &STS{roleARN: roleARN, session: session, tokenFile: tokenFile, lifetime: lifetime, maxRequests: maxRequests, grants: grants}
+// of grants, and fails t beyond maxRequests requests. tokenFile is the web identity token
+// file: a token sent that is not the file's content when it arrives fails t (the SDK must
+// read the file again for every request, as projected service account tokens rotate).
+func StartSTS(t testing.TB, roleARN, session, tokenFile string, maxRequests int, grants map[string]Grant) *STS {
+	s := &STS{roleARN: roleARN, session: session, tokenFile: tokenFile, maxRequests: maxRequests, grants: grants}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(t, w, r) }))
 	s.URL = s.Server.URL
 	t.Cleanup(s.Server.Close)
 	return s
+}
+
+// Fail makes the STS answer every well-formed request from now on with the error code and
+// its HTTP status, as AWS STS does when it throttles (400 Throttling) or fails (500
+// InternalFailure, 503 ServiceUnavailable); a status of 0 makes it answer normally again.
+func (s *STS) Fail(status int, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failStatus, s.failCode, s.failMessage = status, code, "the fake STS was told to fail with "+code
 }
 
 // Received is every token the STS was sent, in order.
@@ -58,13 +75,6 @@ func (s *STS) Received() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.received...)
-}
-
-// Expires is the latest Expiration the STS handed out; zero before it handed out any.
-func (s *STS) Expires() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.expires
 }
 
 func (s *STS) serve(t testing.TB, w http.ResponseWriter, r *http.Request) {
@@ -104,12 +114,16 @@ func (s *STS) serve(t testing.TB, w http.ResponseWriter, r *http.Request) {
 		stsError(w, http.StatusForbidden, "AccessDenied", "Not authorized to perform sts:AssumeRoleWithWebIdentity")
 		return
 	}
-	keys, ok := s.grants[token]
+	if s.failStatus != 0 {
+		stsError(w, s.failStatus, s.failCode, s.failMessage)
+		return
+	}
+	grant, ok := s.grants[token]
 	if !ok {
 		stsError(w, http.StatusBadRequest, "InvalidIdentityToken", "Incorrect token audience")
 		return
 	}
-	s.expires = time.Now().Add(s.lifetime).UTC().Truncate(time.Second)
+	expires := time.Now().Add(grant.Lifetime).UTC().Truncate(time.Second)
 	type credentials struct {
 		AccessKeyID     string `xml:"AccessKeyId"`
 		SecretAccessKey string
@@ -125,8 +139,8 @@ func (s *STS) serve(t testing.TB, w http.ResponseWriter, r *http.Request) {
 		} `xml:"AssumeRoleWithWebIdentityResult"`
 		RequestID string `xml:"ResponseMetadata>RequestId"`
 	}
-	resp.Result.Credentials = credentials{keys.AccessKeyID, keys.SecretAccessKey,
-		fmt.Sprintf("session-token-%d", len(s.received)), s.expires.Format(time.RFC3339)}
+	resp.Result.Credentials = credentials{grant.Keys.AccessKeyID, grant.Keys.SecretAccessKey,
+		fmt.Sprintf("session-token-%d", len(s.received)), expires.Format(time.RFC3339)}
 	resp.Result.AssumedRoleUser.Arn = "arn:aws:sts::123456789012:assumed-role/sno-iso/" + s.session
 	resp.Result.AssumedRoleUser.AssumedRoleID = "AROAEXAMPLE:" + s.session
 	resp.Result.Audience = "sts.amazonaws.com"
@@ -135,6 +149,8 @@ func (s *STS) serve(t testing.TB, w http.ResponseWriter, r *http.Request) {
 	xml.NewEncoder(w).Encode(resp)
 }
 
+// stsError answers an AWS query protocol ErrorResponse: the Type is Sender for the caller's
+// faults (4xx), Receiver for the service's (5xx).
 func stsError(w http.ResponseWriter, status int, code, message string) {
 	var resp struct {
 		XMLName xml.Name `xml:"https://sts.amazonaws.com/doc/2011-06-15/ ErrorResponse"`
@@ -142,7 +158,11 @@ func stsError(w http.ResponseWriter, status int, code, message string) {
 		// RequestID names the failed request in AWS's answers.
 		RequestID string `xml:"RequestId"`
 	}
-	resp.Error.Type, resp.Error.Code, resp.Error.Message, resp.RequestID = "Sender", code, message, "error"
+	resp.Error.Type = "Sender"
+	if status >= http.StatusInternalServerError {
+		resp.Error.Type = "Receiver"
+	}
+	resp.Error.Code, resp.Error.Message, resp.RequestID = code, message, "error"
 	w.Header().Set("Content-Type", "text/xml")
 	w.WriteHeader(status)
 	xml.NewEncoder(w).Encode(resp)
