@@ -128,13 +128,19 @@ func (bw *bodyWriter) write(data []byte) error {
 	return nil
 }
 
-// copyFile writes n bytes of the source file at off: by sendfile from this request's own
-// descriptor when the span is long, else through a pooled buffer.
+// copyFile writes n bytes of the source file at off.
 func (bw *bodyWriter) copyFile(off, n int64) error {
 	if obj, ok := bw.file.f.(*origin.Object); ok && n >= sendfileMin {
 		return bw.copyOrigin(obj, off, n)
 	}
-	if n >= sendfileMin && bw.reopen() {
+	return bw.copyFrom(bw.file, off, n)
+}
+
+// copyFrom writes n bytes of file (the source file, or the local copy of an origin's) at off:
+// by sendfile from this request's own descriptor when the span is long, else through a pooled
+// buffer.
+func (bw *bodyWriter) copyFrom(file *sourceFile, off, n int64) error {
+	if n >= sendfileMin && bw.reopen(file) {
 		// The span's last byte is read and sent after a last check: a change during the
 		// sendfile is noticed while the response is still short of its Content-Length.
 		if err := bw.sendfile(off, n-1); err != nil {
@@ -146,7 +152,7 @@ func (bw *bodyWriter) copyFile(off, n int64) error {
 	defer copyBufPool.Put(buf)
 	for n > 0 {
 		chunk := buf[:min(n, int64(len(buf)))]
-		got, err := bw.file.f.ReadAt(chunk, off)
+		got, err := file.f.ReadAt(chunk, off)
 		if got < len(chunk) {
 			return shortRead(off+int64(got), err)
 		}
@@ -190,19 +196,19 @@ func (bw *bodyWriter) sendfile(off, n int64) error {
 	return nil
 }
 
-// reopen opens this request's own descriptor of the source file, once; false means copy
-// through a buffer. The new descriptor must name the same file: a different one means the
-// descriptor number was reused, and its bytes are not ours.
-func (bw *bodyWriter) reopen() bool {
+// reopen opens this request's own descriptor of file, once (a request reads one file); false
+// means copy through a buffer. The new descriptor must name the same file: a different one
+// means the descriptor number was reused, and its bytes are not ours.
+func (bw *bodyWriter) reopen(file *sourceFile) bool {
 	if bw.own != nil {
 		return true
 	}
-	if bw.noSendfile || bw.file.procPath == "" {
+	if bw.noSendfile || file.procPath == "" {
 		return false
 	}
-	f, err := os.Open(bw.file.procPath)
+	f, err := os.Open(file.procPath)
 	if err == nil {
-		if info, serr := f.Stat(); serr == nil && os.SameFile(info, bw.file.info) {
+		if info, serr := f.Stat(); serr == nil && os.SameFile(info, file.info) {
 			bw.own = f
 			return true
 		}

@@ -150,6 +150,18 @@ func (h *harness) do(method, path string, headers ...string) (*http.Response, []
 // doRaw sends a request for path as it is.
 func (h *harness) doRaw(method, path string, headers ...string) (*http.Response, []byte) {
 	h.t.Helper()
+	resp := h.send(method, path, headers...)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	return resp, body
+}
+
+// send sends a request for path as it is and returns the response, its body unread.
+func (h *harness) send(method, path string, headers ...string) *http.Response {
+	h.t.Helper()
 	req, err := http.NewRequest(method, h.url+path, nil)
 	if err != nil {
 		h.t.Fatal(err)
@@ -162,12 +174,7 @@ func (h *harness) doRaw(method, path string, headers ...string) (*http.Response,
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatalf("%s %s: reading the body: %v", method, path, err)
-	}
-	return resp, body
+	return resp
 }
 
 func (h *harness) get(path string, headers ...string) (*http.Response, []byte) {

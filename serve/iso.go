@@ -94,8 +94,9 @@ func (s *isoState) close() {
 		}
 	}
 	s.iso.Close()
-	if s.local != nil {
-		s.local.Close()
+	// Swap: a copy that ends short lets go of it too (copyOrigin), and only one of them may.
+	if c := s.file.local.Swap(nil); c != nil {
+		c.release()
 	}
 }
 

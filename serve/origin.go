@@ -54,7 +54,9 @@ func originStatus(err error) error {
 
 // openFirstSpan asks the origin for the first bytes the response will send before the
 // response promises any: an origin that fails now gets the client a 502 or 504, not a
-// truncated body. A long span stays open for copyFile; a short one is now in the cache.
+// truncated body. A long span stays open for copyFile, unless the local copy under way has
+// its first bytes or writes them within the origin's idle timeout; a short one is now in the
+// cache.
 func (bw *bodyWriter) openFirstSpan(ctx context.Context, a *artifact, off, n int64) error {
 	bw.ctx = ctx
 	if bw.file == nil {
@@ -74,6 +76,12 @@ func (bw *bodyWriter) openFirstSpan(ctx context.Context, a *artifact, off, n int
 			_, err := obj.ReadAt(make([]byte, 1), p.fileOff+from)
 			return originStatus(err)
 		}
+		if c := bw.file.local.Load(); c != nil {
+			// The copy under way may give these bytes: then the origin is not asked.
+			if k, err := c.await(ctx, p.fileOff+from); err != nil || k > 0 {
+				return err
+			}
+		}
 		body, err := obj.Range(ctx, p.fileOff+from, to-from)
 		if err != nil {
 			return originStatus(err)
@@ -84,11 +92,20 @@ func (bw *bodyWriter) openFirstSpan(ctx context.Context, a *artifact, off, n int
 	return nil
 }
 
-// copyOrigin streams n bytes at off from the origin to the client. An origin that fails
-// mid-way fails the response, whose Content-Length then tells the client it is incomplete.
+// copyOrigin streams n bytes at off from the origin to the client, or from the local copy
+// under way as far as it can follow it. An origin that fails mid-way fails the response,
+// whose Content-Length then tells the client it is incomplete.
 func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
 	body := bw.pending
 	if body == nil || bw.pendingOff != off {
+		if c := bw.file.local.Load(); c != nil && c.tryHold() {
+			sent, err := bw.followCopy(c, off, n)
+			c.release()
+			if err != nil || sent == n {
+				return err
+			}
+			off, n = off+sent, n-sent
+		}
 		var err error
 		if body, err = obj.Range(bw.ctx, off, n); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"time"
 
@@ -69,16 +70,32 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) error {
 	if inRAM {
 		s.log.Printf("%s is a tmpfs: the copy takes %d bytes of memory; copy to a directory on disk instead", dir, obj.Size())
 	}
-	s.log.Printf("copying %s (%d bytes) to %s, to serve it from there once complete", obj, obj.Size(), dir)
-	err = s.fillCopy(ctx, obj, f)
-	if err == nil {
-		err = s.serveCopy(iso, f)
+	idle := s.cfg.Origin.IdleTimeout
+	if idle <= 0 {
+		idle = origin.DefaultIdleTimeout
 	}
+	c, err := newLocalCopy(f, obj.Size(), idle)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("not copying %s to local disk: %w", obj, err)
+	}
+	s.publishCopy(iso, c)
+	s.log.Printf("copying %s (%d bytes) to %s, to serve it from there once complete", obj, obj.Size(), dir)
+	err = s.fillCopy(ctx, obj, c)
+	if err == nil {
+		err = s.serveCopy(iso, c)
+	}
+	c.end(err == nil)
 	if err == nil {
 		s.log.Printf("serving %s from the local copy: %d bytes in %s", obj, obj.Size(), time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	f.Close()
+	// The version lets go of a copy that ended short (readers under way hold it, tryHold) and
+	// reads its origin: the file's space is freed once they are done.
+	if iso.file.local.CompareAndSwap(c, nil) {
+		c.release()
+	}
+	c.release()
 	if ctx.Err() == nil { // a copy stopped for a new version's leaves the gauge to it
 		s.metrics.originCopyBytes.Set(0)
 	}
@@ -96,6 +113,18 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) error {
 		return fmt.Errorf("the copy of %s failed: %w", obj, err)
 	}
 	return nil
+}
+
+// publishCopy lets the responses of iso follow its copy c as it grows; iso then holds c open
+// until it is closed, or until the copy ends short. A version already replaced has no more
+// responses to come.
+func (s *Server) publishCopy(iso *isoState, c *localCopy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !iso.retired {
+		c.hold()
+		iso.file.local.Store(c)
+	}
 }
 
 // createCopy makes the unlinked file of a copy of size bytes in dir, after checking that dir
@@ -139,10 +168,12 @@ func createTempUnlinked(dir string) (*os.File, error) {
 // sha256 its metadata records, if any. A span the origin fails is resumed where it stopped,
 // after a bounded back-off, until ctx ends; a new version at the origin or a failed write
 // ends the copy.
-func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, f *os.File) error {
-	c := &spanCopier{obj: obj, f: f, buf: make([]byte, copyBufferSize), copied: func(n float64) {
+func (s *Server) fillCopy(ctx context.Context, obj *origin.Object, local *localCopy) error {
+	f := local.file.f.(*os.File)
+	c := &spanCopier{obj: obj, f: f, buf: make([]byte, copyBufferSize), copied: func(n int64) {
+		local.advance(n)
 		if ctx.Err() == nil { // a copy stopped for a new version's leaves the gauge to it
-			s.metrics.originCopyBytes.Set(n)
+			s.metrics.originCopyBytes.Set(float64(n))
 		}
 	}}
 	if obj.SHA256() != "" { // else nothing to check a hash against (http(s) origins)
@@ -185,7 +216,7 @@ type spanCopier struct {
 	hash   hash.Hash // nil when nothing is checked
 	buf    []byte
 	off    int64 // the bytes before it are written
-	copied func(float64)
+	copied func(int64)
 }
 
 // span copies the n bytes at c.off; progressed says whether any were.
@@ -196,7 +227,8 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 	}
 	defer body.Close()
 	for end := c.off + n; c.off < end; {
-		k, rerr := body.Read(c.buf[:min(int64(len(c.buf)), end-c.off)])
+		// Whole buffers: fewer writes, and fewer wake-ups of the responses following the copy.
+		k, rerr := io.ReadFull(body, c.buf[:min(int64(len(c.buf)), end-c.off)])
 		if k > 0 {
 			if _, err := c.f.WriteAt(c.buf[:k], c.off); err != nil {
 				return progressed, fmt.Errorf("writing the copy: %w", err)
@@ -206,7 +238,7 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 			}
 			c.off += int64(k)
 			progressed = true
-			c.copied(float64(c.off))
+			c.copied(c.off)
 		}
 		if rerr != nil && c.off < end {
 			return progressed, rerr
@@ -215,11 +247,12 @@ func (c *spanCopier) span(ctx context.Context, n int64) (progressed bool, err er
 	return progressed, nil
 }
 
-// serveCopy makes the complete copy f of iso the version served, if iso still is: the same
+// serveCopy makes the complete copy c of iso the version served, if iso still is: the same
 // identity, dates and origin object (watchOrigin goes on asking the origin whether the object
-// changed), read from the file. Requests under way finish on iso, which is closed after
-// the last one.
-func (s *Server) serveCopy(iso *isoState, f *os.File) error {
+// changed), read from the file, which it then holds. Requests under way finish on iso, which
+// is closed after the last one.
+func (s *Server) serveCopy(iso *isoState, c *localCopy) error {
+	f := c.file.f.(*os.File)
 	local, err := isobuilder.OpenReader(f, iso.object.Size())
 	if err != nil {
 		return fmt.Errorf("%w: parsing it: %w", errCopyMismatch, err)
@@ -241,6 +274,7 @@ func (s *Server) serveCopy(iso *isoState, f *os.File) error {
 	if s.iso != iso || iso.retired {
 		return errCopyStale
 	}
+	copied.file.local.Store(c)
 	s.retireLocked(iso)
 	s.iso = copied
 	s.startWatchLocked(copied)

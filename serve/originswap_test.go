@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -23,6 +24,10 @@ type gatedResponse struct {
 	gate    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
+	// ctx, when set, is the request's: its end ends the wait. abort cuts the body off at the
+	// gate, as a store whose connection breaks.
+	ctx   context.Context
+	abort bool
 }
 
 func (w *gatedResponse) Write(p []byte) (int, error) {
@@ -34,12 +39,30 @@ func (w *gatedResponse) Write(p []byte) (int, error) {
 		}
 		w.ResponseWriter.(http.Flusher).Flush()
 		w.once.Do(func() { close(w.stopped) })
-		<-w.gate
+		if err := w.wait(); err != nil {
+			return n, err
+		}
 		m, err := w.ResponseWriter.Write(p[n:])
 		return n + m, err
 	}
 	w.left -= len(p)
 	return w.ResponseWriter.Write(p)
+}
+
+func (w *gatedResponse) wait() error {
+	var done <-chan struct{}
+	if w.ctx != nil {
+		done = w.ctx.Done()
+	}
+	select {
+	case <-w.gate:
+	case <-done:
+		return w.ctx.Err()
+	}
+	if w.abort {
+		panic(http.ErrAbortHandler)
+	}
+	return nil
 }
 
 // An object replaced at the origin while a response from the old version is being sent:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // sourceFile is what artifacts read from (an open file, or any other reader of an ISO's
@@ -18,6 +19,10 @@ type sourceFile struct {
 	// so each request can hand the kernel a file to sendfile from; empty when f is not a
 	// file.
 	procPath string
+
+	// local is the local copy of f when f is an origin's object, while it is written and
+	// after (see localCopy); it is set on the copy's own sourceFile too, to hold it open.
+	local atomic.Pointer[localCopy]
 
 	// owner closes a file that one node owns (its grown ISO) once the node is replaced and
 	// no request reads it any more; nil for files that live as long as their ISO version.
