@@ -47,8 +47,8 @@ func serveCommand() *cli.Command {
 			"and lets downloads in progress finish for up to 30 seconds.",
 		Flags: append(liveISOFlags("the pristine RHCOS live `ISO`: a path, an http(s) URL that answers Range requests, or s3://BUCKET/KEY"),
 			&cli.StringFlag{Name: "iso-copy-dir", DefaultText: "$TMPDIR, else /tmp", Usage: "copy an --iso URL into `DIR` (its size, in " +
-				"a file without a name, gone when serve ends; memory on a tmpfs), once per version, and serve it from there once complete; none serves " +
-				"every download from the origin"},
+				"a file without a name, gone when serve ends; memory on a tmpfs), once per version, and serve it from there once " +
+				"complete; none serves every download from the origin"},
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "listen on `ADDRESS`, host:port (port 0 picks one; an empty host means " +
 				"all interfaces, with a warning)"},
 			nodesFlag(),
