@@ -179,6 +179,67 @@ func TestS3Origin(t *testing.T) {
 		}
 	})
 
+	t.Run("instance credentials, IMDSv2", func(t *testing.T) {
+		// The EC2 instance metadata service as an instance that requires IMDSv2 answers (the
+		// EC2 user guide, "Use IMDSv2"): a session token from PUT /latest/api/token, its TTL
+		// in the answer's header, given in every GET or refused with 401; the role's name,
+		// then its credentials as JSON.
+		isolate(t)
+		const role, sessionToken = "sno-iso-node", "imds-session-token"
+		var tokens, credentials, requests atomic.Int64
+		imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if requests.Add(1) > 20 {
+				t.Errorf("the metadata service was asked %d times", requests.Load())
+				http.Error(w, "too many requests for this test", http.StatusServiceUnavailable)
+				return
+			}
+			if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
+				if r.Header.Get("X-Aws-Ec2-Metadata-Token-Ttl-Seconds") == "" {
+					http.Error(w, "missing TTL", http.StatusBadRequest)
+					return
+				}
+				tokens.Add(1)
+				// The service says how long the token lives; the SDK needs it to use the token.
+				w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", r.Header.Get("X-Aws-Ec2-Metadata-Token-Ttl-Seconds"))
+				io.WriteString(w, sessionToken)
+				return
+			}
+			if r.Method != http.MethodGet || r.Header.Get("X-Aws-Ec2-Metadata-Token") != sessionToken {
+				http.Error(w, "", http.StatusUnauthorized)
+				return
+			}
+			switch r.URL.Path {
+			case "/latest/meta-data/iam/security-credentials/":
+				io.WriteString(w, role)
+			case "/latest/meta-data/iam/security-credentials/" + role:
+				credentials.Add(1)
+				json.NewEncoder(w).Encode(map[string]string{
+					"Code": "Success", "Type": "AWS-HMAC", "LastUpdated": time.Now().UTC().Format(time.RFC3339),
+					"AccessKeyId": st.ReadOnly.AccessKeyID, "SecretAccessKey": st.ReadOnly.SecretAccessKey,
+					"Token": "instance-role-session", "Expiration": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+				})
+			default:
+				// Paths this service does not model (the extended credentials path of newer
+				// SDKs) are missing, as on instances that predate them: the SDK falls back.
+				http.NotFound(w, r)
+			}
+		}))
+		defer imds.Close()
+		t.Setenv("AWS_EC2_METADATA_DISABLED", "false")
+		t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
+		obj, err := Open(ctx, "s3://isos/rhcos/live.iso", s3Options(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, obj); !bytes.Equal(got, v1) {
+			t.Fatal("the object read back differs from the one stored")
+		}
+		if tokens.Load() == 0 || credentials.Load() == 0 {
+			t.Errorf("the metadata service issued %d session tokens and %d credentials: the chain did not use IMDSv2",
+				tokens.Load(), credentials.Load())
+		}
+	})
+
 	for _, versioned := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replaced object, versioning %v", versioned), func(t *testing.T) {
 			isolate(t)
