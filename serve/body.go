@@ -41,7 +41,8 @@ type bodyWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration // for each chunk; see extendDeadline
 	file    *sourceFile
-	own     *os.File // this request's descriptor of file; nil until a long span needs it
+	own     *os.File // this request's descriptor of ownFile; nil until a long span needs it
+	ownFile *sourceFile
 	// noSendfile is set once reopening failed (no /proc): copy through a buffer.
 	noSendfile bool
 	// ctx is the request's, for origin reads; pending is the origin's answer for the span
@@ -49,6 +50,8 @@ type bodyWriter struct {
 	ctx        context.Context
 	pending    *origin.Body
 	pendingOff int64
+	// follow is the copy under way this response reads from (see followed), held until close.
+	follow *localCopy
 }
 
 func newBodyWriter(w http.ResponseWriter, file *sourceFile, timeout time.Duration) *bodyWriter {
@@ -62,6 +65,9 @@ func (bw *bodyWriter) close() {
 	}
 	if bw.pending != nil {
 		bw.pending.Close()
+	}
+	if bw.follow != nil {
+		bw.follow.release()
 	}
 }
 
@@ -196,12 +202,17 @@ func (bw *bodyWriter) sendfile(off, n int64) error {
 	return nil
 }
 
-// reopen opens this request's own descriptor of file, once (a request reads one file); false
+// reopen opens this request's own descriptor of file, once per file (a request following a
+// copy may read a second one, when the first ended short and another took its place); false
 // means copy through a buffer. The new descriptor must name the same file: a different one
 // means the descriptor number was reused, and its bytes are not ours.
 func (bw *bodyWriter) reopen(file *sourceFile) bool {
-	if bw.own != nil {
+	if bw.own != nil && bw.ownFile == file {
 		return true
+	}
+	if bw.own != nil {
+		bw.own.Close()
+		bw.own, bw.ownFile = nil, nil
 	}
 	if bw.noSendfile || file.procPath == "" {
 		return false
@@ -209,7 +220,7 @@ func (bw *bodyWriter) reopen(file *sourceFile) bool {
 	f, err := os.Open(file.procPath)
 	if err == nil {
 		if info, serr := f.Stat(); serr == nil && os.SameFile(info, file.info) {
-			bw.own = f
+			bw.own, bw.ownFile = f, file
 			return true
 		}
 		f.Close()

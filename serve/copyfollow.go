@@ -20,8 +20,10 @@ const (
 
 // localCopy is the local copy of an origin's object: its file, how much of it is written, in
 // order from byte 0, and whether the copy ended. Its file stays open while anyone holds it:
-// the copy while it runs, the version being copied (until isoState.close, so that its
-// responses can read on after the copy failed) and the version read from the complete copy.
+// the copy while it runs, the version being copied until the copy ends short or the version
+// closes, each response that reads it (bodyWriter.followed), and the version read from the
+// complete copy. The bytes written stay good when the copy ends short: they are the pinned
+// version's, as the origin would send them.
 type localCopy struct {
 	file *sourceFile // its f is the *os.File; its info and procPath let requests sendfile from it
 	size int64
@@ -72,8 +74,8 @@ func (c *localCopy) hold() {
 	c.refs++
 }
 
-// tryHold is hold for a reader that found c through its version, which may let go of it (a
-// later attempt at copying replaces it): false when the file is closed already.
+// tryHold is hold for a reader that found c through its version, which lets go of it when the
+// copy ends short: false when the file is closed already.
 func (c *localCopy) tryHold() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,10 +103,10 @@ func (c *localCopy) available(off int64) (n int64, wait bool, advanced <-chan st
 	switch {
 	case c.complete:
 		return c.size - off, false, nil
-	case c.ended:
-		return 0, false, nil
 	case off < c.written:
 		return c.written - off, false, nil
+	case c.ended:
+		return 0, false, nil
 	}
 	return 0, off < c.written+followWindow, c.advanced
 }
@@ -132,6 +134,19 @@ func (c *localCopy) await(ctx context.Context, off int64) (int64, error) {
 			return 0, ctx.Err()
 		}
 	}
+}
+
+// followed is the copy under way this response reads from, held until close: the one its
+// version publishes now, else the one it held before (ended short, its written bytes still
+// good); nil when there is none.
+func (bw *bodyWriter) followed() *localCopy {
+	if c := bw.file.local.Load(); c != nil && c != bw.follow && c.tryHold() {
+		if bw.follow != nil {
+			bw.follow.release()
+		}
+		bw.follow = c
+	}
+	return bw.follow
 }
 
 // followCopy sends what it can of the n bytes at off from the copy c as it grows, and returns

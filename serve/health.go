@@ -64,7 +64,7 @@ func (s *Server) ready(ctx context.Context) error {
 		}
 		return err
 	}
-	object, local := iso.object, iso.local != nil
+	object, local := iso.object, iso.fromCopy
 	s.releaseISO(iso)
 	// A version served from its copy is ready whatever its origin answers, and the watcher
 	// asks the origin (watchOrigin): a probe never waits on it.

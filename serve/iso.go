@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -26,9 +25,8 @@ type isoState struct {
 	iso     *isobuilder.LiveISO
 	file    *sourceFile
 	object  *origin.Object // nil for a local file
-	// local is the copy of the object at its origin that this version is read from; nil when
-	// it is read from the origin or from a local file.
-	local *os.File
+	// fromCopy says this version is read from the local copy of the object at its origin.
+	fromCopy bool
 	// stopCopy ends the copy of this version from its origin when it retires; nil when none runs.
 	stopCopy context.CancelFunc
 

@@ -76,8 +76,9 @@ func (bw *bodyWriter) openFirstSpan(ctx context.Context, a *artifact, off, n int
 			_, err := obj.ReadAt(make([]byte, 1), p.fileOff+from)
 			return originStatus(err)
 		}
-		if c := bw.file.local.Load(); c != nil {
-			// The copy under way may give these bytes: then the origin is not asked.
+		if c := bw.followed(); c != nil {
+			// The copy under way may give these bytes: then the origin is not asked. The
+			// response holds the copy, whose written bytes stay readable even if it ends short.
 			if k, err := c.await(ctx, p.fileOff+from); err != nil || k > 0 {
 				return err
 			}
@@ -98,9 +99,8 @@ func (bw *bodyWriter) openFirstSpan(ctx context.Context, a *artifact, off, n int
 func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
 	body := bw.pending
 	if body == nil || bw.pendingOff != off {
-		if c := bw.file.local.Load(); c != nil && c.tryHold() {
+		if c := bw.followed(); c != nil {
 			sent, err := bw.followCopy(c, off, n)
-			c.release()
 			if err != nil || sent == n {
 				return err
 			}
@@ -135,6 +135,8 @@ func (bw *bodyWriter) copyOrigin(obj *origin.Object, off, n int64) error {
 func (s *Server) reopenOriginLocked() error {
 	s.log.Printf("%s changed at the origin: opening the new version", s.iso.path)
 	s.retireLocked(s.iso)
+	// The new version has copied nothing yet, whether or not it ever starts a copy.
+	s.metrics.originCopyBytes.Set(0)
 	s.iso = nil
 	s.opening = &originOpening{changed: true, attempted: make(chan struct{})}
 	s.closing.Add(1)

@@ -83,6 +83,8 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) error {
 	s.log.Printf("copying %s (%d bytes) to %s, to serve it from there once complete", obj, obj.Size(), dir)
 	err = s.fillCopy(ctx, obj, c)
 	if err == nil {
+		// On success the copy's own hold passes to the version read from it (released when
+		// that version closes).
 		err = s.serveCopy(iso, c)
 	}
 	c.end(err == nil)
@@ -268,7 +270,7 @@ func (s *Server) serveCopy(iso *isoState, c *localCopy) error {
 	if err != nil {
 		return err
 	}
-	copied := &isoState{path: iso.path, modTime: iso.modTime, iso: local, file: file, object: iso.object, local: f}
+	copied := &isoState{path: iso.path, modTime: iso.modTime, iso: local, file: file, object: iso.object, fromCopy: true}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.iso != iso || iso.retired {
@@ -285,5 +287,5 @@ func (s *Server) serveCopy(iso *isoState, c *localCopy) error {
 func (s *Server) servingCopy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.iso != nil && s.iso.local != nil
+	return s.iso != nil && s.iso.fromCopy
 }
