@@ -48,11 +48,19 @@ type Options struct {
 	// BlockSize and Blocks bound the cache of small reads: at most Blocks*BlockSize bytes.
 	BlockSize int64
 	Blocks    int
-	// IdleTimeout bounds the wait for a response and between body reads.
+	// IdleTimeout bounds the wait for a response and between body reads; see Idle.
 	IdleTimeout time.Duration
 	// Observe, when set, is told of every request to the origin once it is over: the body
 	// bytes read and the error that ended it (nil when it succeeded).
 	Observe func(bytes int64, err error)
+}
+
+// Idle is the IdleTimeout in effect: DefaultIdleTimeout unless IdleTimeout is positive.
+func (opts Options) Idle() time.Duration {
+	if opts.IdleTimeout <= 0 {
+		return DefaultIdleTimeout
+	}
+	return opts.IdleTimeout
 }
 
 // Object is one version of an object at an origin URL. It is safe for concurrent use.
@@ -87,9 +95,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	if opts.Blocks <= 0 {
 		opts.Blocks = DefaultBlocks
 	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
+	opts.IdleTimeout = opts.Idle()
 	o := &Object{display: Redact(rawURL), opts: opts, cache: newBlockCache(opts.Blocks)}
 	if IsS3(rawURL) {
 		o.display = rawURL // bucket and key: nothing secret

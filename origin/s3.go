@@ -129,13 +129,13 @@ const credentialsRefreshWindow = time.Minute
 
 // NewS3Client is the client Open reads s3:// objects with, for other requests to the same
 // store (`download --upload`): the SDK's default configuration as opts.S3 adjusts it,
-// opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections and responses bounded by opts.IdleTimeout
-// (DefaultIdleTimeout when zero). Its credentials are retrieved once here: a missing region
-// or credentials are ErrNoRegion and ErrNoCredentials, credentials STS refuses
+// opts.RootCAs (and AWS_CA_BUNDLE's CAs) trusted instead of the system's roots, connections
+// and responses bounded by opts.Idle(). Its credentials are retrieved once here: a missing
+// region or credentials are ErrNoRegion and ErrNoCredentials, credentials STS refuses
 // ErrCredentialsRefused, those it does not issue otherwise ErrCredentialsUnavailable;
 // temporary ones are renewed credentialsRefreshWindow before they expire.
 func NewS3Client(ctx context.Context, opts Options) (*s3.Client, error) {
-	idle := cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
+	idle := opts.Idle()
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.ResponseHeaderTimeout = idle
 		tr.DialContext = (&net.Dialer{Timeout: idle, KeepAlive: 30 * time.Second}).DialContext

@@ -57,10 +57,9 @@ func (s *Server) watchOrigin(ctx context.Context, iso *isoState) {
 			return
 		}
 		if iso.object.Changed() {
-			// acquireISO retires iso, which ends this watcher, and opens the new version.
-			if cur, err := s.acquireISO(); err == nil {
-				s.releaseISO(cur)
-			}
+			// Retiring iso ends this watcher; a new version that cannot be opened yet is
+			// retried by openOrigin.
+			s.openReplaced()
 			return
 		}
 		s.originCheck.Lock()

@@ -93,15 +93,20 @@ func (s *Server) checkOrigin(ctx context.Context, object *origin.Object) error {
 	}
 	err := object.Check(ctx)
 	if object.Changed() {
-		// acquireISO opens the new version, or says why it cannot.
-		iso, aerr := s.acquireISO()
-		if aerr != nil {
-			return aerr
-		}
-		s.releaseISO(iso)
-		return nil
+		return s.openReplaced()
 	}
 	return s.noteOriginCheckLocked(object, err, false)
+}
+
+// openReplaced opens the version that replaced the ISO at its origin: acquireISO retires the
+// one served and opens the new one, or says why it cannot (nil once it is served).
+func (s *Server) openReplaced() error {
+	iso, err := s.acquireISO()
+	if err != nil {
+		return err
+	}
+	s.releaseISO(iso)
+	return nil
 }
 
 // ServeAdmin answers Admin's endpoints on ln until ctx ends, with the main listener's limits.

@@ -70,11 +70,7 @@ func (s *Server) copyOrigin(ctx context.Context, iso *isoState) error {
 	if inRAM {
 		s.log.Printf("%s is a tmpfs: the copy takes %d bytes of memory; copy to a directory on disk instead", dir, obj.Size())
 	}
-	idle := s.cfg.Origin.IdleTimeout
-	if idle <= 0 {
-		idle = origin.DefaultIdleTimeout
-	}
-	c, err := newLocalCopy(f, obj.Size(), idle)
+	c, err := newLocalCopy(f, obj.Size(), s.cfg.Origin.Idle())
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("not copying %s to local disk: %w", obj, err)

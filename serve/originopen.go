@@ -190,11 +190,7 @@ func (s *Server) attemptOrigin() (*isoState, error) {
 	iso, err := openISO(s.ctx, s.cfg.ISO, s.cfg.Origin)
 	var oe *origin.Error
 	if errors.As(err, &oe) && oe.Timeout() && s.ctx.Err() == nil {
-		idle := s.cfg.Origin.IdleTimeout
-		if idle <= 0 {
-			idle = origin.DefaultIdleTimeout
-		}
-		err = fmt.Errorf("%w: the origin did not answer within %s", err, idle)
+		err = fmt.Errorf("%w: the origin did not answer within %s", err, s.cfg.Origin.Idle())
 	}
 	return iso, err
 }
